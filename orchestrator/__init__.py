@@ -1,0 +1,1 @@
+"""Tidemark orchestrator: plan → build → prepare → execute → parse → record → store."""

@@ -1,0 +1,150 @@
+"""The `tidemark` command. The only module that touches Hydra objects; prints UserErrors once."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from .errors import ConfigError, UserError
+from .schema import TidemarkConf, register_schemas
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
+console = Console(stderr=False, highlight=False)
+
+
+def _group_options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+def explain_hydra_error(exc: Exception) -> str:
+    """Hydra's multi-line composition errors → one line naming the bad value and the fix."""
+    text = str(exc)
+    missing = re.search(r"Could not find '(\w+)/([^']+)'", text)
+    if missing and missing.group(1) in GROUPS:
+        group, option = missing.groups()
+        return f"unknown {group} {option!r}; valid {group}s: {', '.join(_group_options(group))}"
+    override = re.search(r"Could not override '([^']+)'", text)
+    if override:
+        return f"unknown config key {override.group(1)!r}; {_valid_keys_hint(override.group(1))}"
+    cause = exc.__cause__ or exc.__context__
+    detail = str(cause).splitlines()[0] if cause else text.splitlines()[-1]
+    merging = re.search(r"Error merging override (\S+)", text)
+    if merging:
+        return f"bad override {merging.group(1)!r}: {detail}"
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())[:400]
+
+
+def _valid_keys_hint(key: str) -> str:
+    import dataclasses
+    from . import schema
+
+    node: type = TidemarkConf
+    parts = key.split(".")
+    for part in parts[:-1]:
+        fields = {f.name: f.type for f in dataclasses.fields(node)}
+        type_name = str(fields.get(part, "")).replace("Optional[", "").rstrip("]")
+        node = getattr(schema, type_name, None)
+        if node is None or not dataclasses.is_dataclass(node):
+            return "run 'tidemark run --cfg job' to see the keys"
+    where = ".".join(parts[:-1]) or "top level"
+    names = ", ".join(f.name for f in dataclasses.fields(node))
+    return f"valid keys at {where}: {names}"
+
+
+def _first_values(overrides: list[str]) -> list[list[str]]:
+    """Each sweep value checked once, the other overrides at their first value."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    firsts = [f"{o.get_key_element()}={next(o.sweep_string_iterator())}" if o.is_sweep_override()
+              else o.input_line for o in parsed]
+    variants = [firsts]
+    for index, o in enumerate(parsed):
+        if o.is_sweep_override():
+            for value in list(o.sweep_string_iterator())[1:]:
+                variant = list(firsts)
+                variant[index] = f"{o.get_key_element()}={value}"
+                variants.append(variant)
+    return variants
+
+
+def validate_overrides(overrides: list[str]) -> None:
+    """Compose the config for every sweep value before Hydra runs anything."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    user = [o for o in overrides if not o.startswith(("hydra.", "hydra/", "-", "--"))]
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            for variant in _first_values(user):
+                OmegaConf.to_object(compose("tidemark", overrides=variant))
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(explain_hydra_error(exc)) from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from .job import run_job
+
+    overrides = list(HydraConfig.get().overrides.task)
+    conf: TidemarkConf = OmegaConf.to_object(cfg)  # type: ignore[assignment]
+    config = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        run_job(conf, overrides, config, console)  # type: ignore[arg-type]
+    except UserError as exc:
+        _fail(exc)
+
+
+def _fail(exc: UserError) -> None:
+    console.file.flush()
+    print(f"tidemark: error: {exc}", file=sys.stderr)
+    raise SystemExit(exc.exit_code)
+
+
+def run_command(argv: list[str]) -> None:
+    import hydra
+
+    validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
+    register_schemas()
+    sys.argv = ["tidemark run", *argv]
+    hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
+
+
+def site_command(argv: list[str]) -> None:
+    from reports.site import build_site
+
+    parser = argparse.ArgumentParser(prog="tidemark site",
+                                     description="Render the report site from the results DB.")
+    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
+    parser.add_argument("--out", default="build", help="folder for docs/ and site/")
+    args = parser.parse_args(argv)
+    index = build_site(Path(args.db), Path(args.out))
+    console.print(f"site: {index}")
+
+
+COMMANDS = {"run": run_command, "site": site_command}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: tidemark {{{','.join(COMMANDS)}}} ...\n"
+              f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
+              f"  tidemark site [--db PATH] [--out DIR]", file=sys.stderr)
+        raise SystemExit(2)
+    register_schemas()
+    try:
+        COMMANDS[argv[0]](argv[1:])
+    except UserError as exc:
+        _fail(exc)

@@ -1,0 +1,82 @@
+"""db_bench command lines (pure): one function per engine, the same Step in, argv out."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ConfigError
+from .plan import Step
+
+# The RNG seed is fixed so repeated invocations read the same key sequence.
+SEED = 301
+
+# LevelDB's db_bench has no compression flag: the build compresses with Snappy when found.
+_LEVELDB_COMPRESSION = "snappy"
+
+
+def rocksdb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
+                    cache_size_override: int | None = None) -> list[str]:
+    p = step.params_dict
+    argv = [
+        str(binary),
+        f"--benchmarks={step.benchmark}",
+        f"--db={db_dir}",
+        f"--num={p['num']}",
+        f"--value_size={p['value_size']}",
+        f"--key_size={p['key_size']}",
+        f"--threads={step.threads}",
+        f"--cache_size={cache_size_override or p['cache_size']}",
+        f"--compression_type={p['compression']}",
+        f"--use_existing_db={0 if step.fresh_db else 1}",
+        "--histogram=1",
+        f"--seed={SEED}",
+        f"--report_file={report_file}",
+        f"--report_interval_seconds={p.get('report_interval_seconds') or 1}",
+    ]
+    if p.get("reads") is not None:
+        argv.append(f"--reads={p['reads']}")
+    if p.get("duration") is not None:
+        argv.append(f"--duration={p['duration']}")
+    argv.extend(_extra_flags(p))
+    return argv
+
+
+def leveldb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
+                    cache_size_override: int | None = None) -> list[str]:
+    del report_file  # LevelDB's db_bench has no interval report
+    p = step.params_dict
+    if p["compression"] != _LEVELDB_COMPRESSION:
+        raise ConfigError(f"LevelDB's db_bench always uses snappy, not compression="
+                          f"{p['compression']!r}; set workload.params.compression=snappy")
+    argv = [
+        str(binary),
+        f"--benchmarks={step.benchmark}",
+        f"--db={db_dir}",
+        f"--num={p['num']}",
+        f"--value_size={p['value_size']}",
+        f"--threads={step.threads}",
+        f"--cache_size={cache_size_override or p['cache_size']}",
+        f"--use_existing_db={0 if step.fresh_db else 1}",
+        "--histogram=1",
+    ]
+    if p.get("reads") is not None:
+        argv.append(f"--reads={p['reads']}")
+    argv.extend(_extra_flags(p))
+    return argv
+
+
+def _extra_flags(params: dict) -> list[str]:
+    return [f"--{k.removeprefix('extra.')}={v}" for k, v in sorted(params.items())
+            if k.startswith("extra.")]
+
+
+COMMAND_BUILDERS = {"rocksdb": rocksdb_command, "leveldb": leveldb_command}
+
+
+def engine_command(engine: str, binary: Path, step: Step, db_dir: Path, report_file: Path,
+                   cache_size_override: int | None = None) -> list[str]:
+    try:
+        builder = COMMAND_BUILDERS[engine]
+    except KeyError:
+        raise ConfigError(f"no db_bench command line for engine {engine!r}; "
+                          f"known engines: {', '.join(COMMAND_BUILDERS)}") from None
+    return builder(binary, step, db_dir, report_file, cache_size_override)

@@ -1,0 +1,25 @@
+"""The one error family users see. Raised anywhere, printed once by the CLI as a single line."""
+
+
+class UserError(Exception):
+    """A problem the user can fix; the message names the bad value and the fix."""
+
+    exit_code = 2
+
+
+class ConfigError(UserError):
+    """A config value, override or group option is wrong."""
+
+
+class BuildError(UserError):
+    """The engine could not be fetched or built."""
+
+    exit_code = 3
+
+
+class StoreError(UserError):
+    """The results database is locked, damaged or from a newer Tidemark."""
+
+
+class EngineOutputError(UserError):
+    """Engine output did not parse; the invocation becomes a failed record, never a crash."""

@@ -1,0 +1,61 @@
+"""Shared pieces of the db_bench parsers (pure): the result line and histogram metrics."""
+from __future__ import annotations
+
+import re
+
+from .errors import EngineOutputError
+from .parse_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
+from .record import HIGHER, LOWER, Histogram, Metric
+
+# `readrandom   :       4.399 micros/op ...`: both engines pad the name with %-12s.
+RESULT_LINE = re.compile(r"^(\w[\w\[\]\-]*)\s*:\s+([\d.]+) micros/op(.*)$")
+MB_PER_SEC = re.compile(r"([\d.]+) MB/s")
+FOUND = re.compile(r"\((\d+) of (\d+) found\)")
+
+
+def find_result_line(stdout: str, benchmark: str) -> tuple[float, str]:
+    """micros/op and the rest of the line for `benchmark`; EngineOutputError when absent."""
+    for line in stdout.splitlines():
+        m = RESULT_LINE.match(line.strip())
+        if m and m.group(1) == benchmark:
+            return float(m.group(2)), m.group(3)
+    raise EngineOutputError(f"no '{benchmark} : ... micros/op' line in the engine's output "
+                            f"({len(stdout.splitlines())} lines of stdout); the process may have "
+                            f"crashed or rejected a flag: see its log")
+
+
+def histogram_metrics(blocks: list[HistogramBlock]) -> tuple[list[Metric], list[Histogram]]:
+    """Latency metrics of the first (main) histogram block; every block kept as a Histogram.
+
+    The first block is the measured operation (read, seek, write...); later blocks, such as the
+    writer's in readwhilewriting, get their op as a prefix.
+    """
+    metrics: list[Metric] = []
+    for index, block in enumerate(blocks):
+        prefix = "" if index == 0 else f"{block.op}_"
+        for p, value in block_percentiles(block).items():
+            metrics.append(Metric(f"{prefix}{percentile_label(p)}_us", value, "us", LOWER))
+        metrics.append(Metric(f"{prefix}avg_us", block.average, "us", LOWER))
+        metrics.append(Metric(f"{prefix}max_us", block.maximum, "us", LOWER))
+        metrics.append(Metric(f"{prefix}stddev_us", block.stddev, "us", LOWER))
+        metrics.append(Metric(f"{prefix}hist_count", float(block.count), "ops", HIGHER))
+    return metrics, [Histogram(b.op, b.buckets) for b in blocks]
+
+
+def common_metrics(micros_per_op: float, rest: str) -> tuple[list[Metric], list[str]]:
+    metrics = [Metric("micros_per_op", micros_per_op, "us", LOWER)]
+    notes = []
+    mb = MB_PER_SEC.search(rest)
+    if mb:
+        metrics.append(Metric("mb_per_sec", float(mb.group(1)), "MB/s", HIGHER))
+    found = FOUND.search(rest)
+    if found:
+        notes.append(found.group(0))
+        hits, asked = int(found.group(1)), int(found.group(2))
+        if asked:
+            metrics.append(Metric("found_pct", 100.0 * hits / asked, "%", HIGHER))
+    return metrics, notes
+
+
+def parse_latency(stdout: str) -> tuple[list[Metric], list[Histogram]]:
+    return histogram_metrics(parse_histograms(stdout))

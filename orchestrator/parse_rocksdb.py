@@ -1,0 +1,56 @@
+"""RocksDB db_bench output (pure).
+
+`readrandom : 4.399 micros/op 227315 ops/sec 0.880 seconds 200000 operations; 225.5 MB/s ...`
+RocksDB's micros/op is summed thread time / ops; ops/sec is wall based over all threads, so it
+is the aggregate throughput as printed. Histograms carry a `Percentiles:` line. The
+`--report_file` CSV (`secs_elapsed,interval_qps`) is the throughput time series.
+"""
+from __future__ import annotations
+
+import re
+
+from .errors import EngineOutputError
+from .parse_dbbench import common_metrics, find_result_line, parse_latency
+from .record import HIGHER, LOWER, Metric, ParsedOutput, TimeSeries
+
+OPS_FIELDS = re.compile(r"^\s*(\d+) ops/sec\s+([\d.]+) seconds\s+(\d+) operations;")
+
+
+def parse_report_csv(text: str) -> TimeSeries | None:
+    """The interval throughput CSV; None when db_bench wrote no interval (a short run)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    if lines[0] != "secs_elapsed,interval_qps":
+        raise EngineOutputError(f"report file header is {lines[0][:60]!r}, expected "
+                                f"'secs_elapsed,interval_qps'")
+    points = []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split(",")
+        try:
+            points.append((float(fields[0]), float(fields[1])))
+        except (IndexError, ValueError):
+            raise EngineOutputError(f"report file line {number} is {line[:60]!r}, expected "
+                                    f"'seconds,qps'") from None
+    return TimeSeries("interval_qps", tuple(points)) if points else None
+
+
+def parse_rocksdb(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ParsedOutput:
+    micros, rest = find_result_line(stdout, benchmark)
+    fields = OPS_FIELDS.match(rest)
+    if not fields:
+        raise EngineOutputError(f"RocksDB line for {benchmark!r} lacks 'N ops/sec S seconds N "
+                                f"operations;': {rest.strip()[:80]!r}")
+    ops_per_sec = float(fields.group(1))
+    metrics, notes = common_metrics(micros, rest)
+    metrics += [
+        Metric("ops_per_sec", ops_per_sec, "ops/s", HIGHER),
+        Metric("per_thread_ops_per_sec", ops_per_sec / threads, "ops/s", HIGHER),
+        Metric("elapsed_s", float(fields.group(2)), "s", LOWER),
+        Metric("operations", float(fields.group(3)), "ops", HIGHER),
+    ]
+    latency, histograms = parse_latency(stdout)
+    series = parse_report_csv(report_csv)
+    return ParsedOutput(benchmark=benchmark, metrics=tuple(metrics + latency),
+                        histograms=tuple(histograms), series=(series,) if series else (),
+                        notes=tuple(notes))

@@ -1,0 +1,182 @@
+"""Planning (pure): a validated config becomes a RunPlan, the exact list of processes to run.
+
+No clock, environment, files or subprocesses here: the CLI hands in the config object.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .errors import ConfigError
+from .schema import TidemarkConf, WorkloadConf, WorkloadParams
+
+PHASE_SETUP = "setup"
+PHASE_WARMUP = "warmup"
+PHASE_MEASURED = "measured"
+# The untimed pass that reads every key once, to bring the data set into the page cache.
+WARM_PASS_BENCHMARK = "readseq"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One engine process to run (an invocation once it has run)."""
+
+    seq: int
+    point: int  # steps of one parameter point share a data set; a failed setup skips them
+    workload: str
+    benchmark: str
+    phase: str
+    repetition: int  # 1-based for warm-ups and measured steps; 0 for setup
+    threads: int
+    params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, hashable
+    db_key: str  # which database directory the step uses
+    fresh_db: bool  # True: the engine starts from an empty database
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def is_measured(self) -> bool:
+        return self.phase == PHASE_MEASURED
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    engine: str
+    engine_version: str
+    build_variant: str
+    cache_state: str
+    suite: str
+    timeout_s: float
+    steps: tuple[Step, ...]
+
+    @property
+    def measured_count(self) -> int:
+        return sum(1 for s in self.steps if s.is_measured)
+
+
+@dataclass(frozen=True)
+class _Point:
+    workload: WorkloadConf
+    params: WorkloadParams
+    threads: int
+    repetitions: int
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: equal values give equal text (and hashes)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def short_hash(value: Any, length: int = 12) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+
+
+def params_items(params: WorkloadParams) -> tuple[tuple[str, Any], ...]:
+    """Params as sorted pairs, dropping unset optionals so they do not split series."""
+    flat = dataclasses.asdict(params)
+    extra = flat.pop("extra") or {}
+    items = {k: v for k, v in flat.items() if v is not None}
+    items.update({f"extra.{k}": str(v) for k, v in extra.items()})
+    return tuple(sorted(items.items()))
+
+
+def data_set_key(engine: str, params: WorkloadParams) -> str:
+    """Steps that would build the same data set share one database directory."""
+    shaping = {"engine": engine, "num": params.num, "value_size": params.value_size,
+               "key_size": params.key_size, "compression": params.compression}
+    return short_hash(shaping, 10)
+
+
+def apply_param_overrides(params: WorkloadParams, overrides: Mapping[str, Any]) -> WorkloadParams:
+    known = {f.name for f in dataclasses.fields(WorkloadParams)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ConfigError(f"unknown workload param {unknown[0]!r}; valid params: {', '.join(sorted(known))}")
+    return dataclasses.replace(params, **dict(overrides))
+
+
+def _points(cfg: TidemarkConf) -> list[_Point]:
+    if cfg.workload is not None:
+        return [_Point(cfg.workload, cfg.workload.params, cfg.threads, cfg.repetitions)]
+    if cfg.suite is None:
+        raise ConfigError("no workload and no suite selected; pass workload=NAME or suite=NAME")
+    points = []
+    for item in cfg.suite.items:
+        workload = cfg.suite.workloads.get(item.workload)
+        if workload is None:
+            raise ConfigError(f"suite {cfg.suite.name!r} item names workload {item.workload!r}, "
+                              f"which it does not load; loaded: {', '.join(sorted(cfg.suite.workloads))}")
+        params = apply_param_overrides(workload.params, item.params)
+        for threads in item.threads or [cfg.threads]:
+            points.append(_Point(workload, params, threads, item.repetitions or cfg.repetitions))
+    return points
+
+
+def _check_point(point: _Point, engine: str) -> None:
+    if engine not in point.workload.engines:
+        raise ConfigError(f"workload {point.workload.name!r} does not run on engine {engine!r}; "
+                          f"it supports: {', '.join(point.workload.engines)}")
+    if point.threads < 1:
+        raise ConfigError(f"threads={point.threads} for {point.workload.name!r}; use 1 or more")
+    if point.repetitions < 1:
+        raise ConfigError(f"repetitions={point.repetitions}; use 1 or more")
+
+
+def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, warm_passes: int,
+                     first_seq: int) -> list[Step]:
+    wl = point.workload
+    items = params_items(point.params)
+    db_key = data_set_key(engine, point.params)
+    steps: list[Step] = []
+
+    def add(benchmark: str, phase: str, rep: int, threads: int, fresh: bool) -> None:
+        steps.append(Step(first_seq + len(steps), index, wl.name, benchmark, phase, rep, threads,
+                          items, db_key, fresh))
+
+    # A setup builds the data set once per point, single-threaded, before its repetitions.
+    for i, setup_benchmark in enumerate(wl.setup):
+        add(setup_benchmark, PHASE_SETUP, 0, 1, i == 0)
+    # Warming the page cache reads the existing data set untimed; a fresh-DB writer has none.
+    if not wl.fresh_db:
+        for rep in range(1, warm_passes + 1):
+            add(WARM_PASS_BENCHMARK, PHASE_WARMUP, rep, 1, False)
+    for rep in range(1, warmups + 1):
+        add(wl.benchmark, PHASE_WARMUP, rep, point.threads, wl.fresh_db)
+    for rep in range(1, point.repetitions + 1):
+        add(wl.benchmark, PHASE_MEASURED, rep, point.threads, wl.fresh_db)
+    return steps
+
+
+def make_plan(cfg: TidemarkConf) -> RunPlan:
+    """The full, ordered list of processes for one run; raises ConfigError on a bad combination."""
+    engine = cfg.engine.name
+    if cfg.warmups < 0:
+        raise ConfigError(f"warmups={cfg.warmups}; use 0 or more")
+    steps: list[Step] = []
+    for index, point in enumerate(_points(cfg), start=1):
+        _check_point(point, engine)
+        steps.extend(_steps_for_point(point, index, engine, cfg.warmups, cfg.cache.warm_passes,
+                                      len(steps) + 1))
+    suite = "" if cfg.workload is not None or cfg.suite is None else cfg.suite.name
+    return RunPlan(engine=engine, engine_version=cfg.engine.version, build_variant=cfg.build.name,
+                   cache_state=cfg.cache.name, suite=suite, timeout_s=cfg.timeout_s,
+                   steps=tuple(steps))
+
+
+def series_identity(engine: str, step: Step, cache_state: str, build_variant: str,
+                    compiler_version: str, cmake_flags: tuple[str, ...],
+                    machine_fingerprint: str) -> dict[str, Any]:
+    """What must match for two invocations to be comparable; the engine version never does."""
+    return {"engine": engine, "workload": step.workload, "benchmark": step.benchmark,
+            "params": step.params_dict, "threads": step.threads, "cache_state": cache_state,
+            "build_variant": build_variant, "compiler_version": compiler_version,
+            "cmake_flags": list(cmake_flags), "machine_fingerprint": machine_fingerprint}
+
+
+def series_key(identity: dict[str, Any]) -> str:
+    return short_hash(identity, 16)

@@ -1,0 +1,92 @@
+"""Terminal output (rich): build progress, invocation i/N with ETA, and the end-of-run summary."""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+from rich.table import Table
+
+from .plan import Step
+from .record import STATUS_OK, Invocation
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=console, transient=False)
+
+
+class BuildProgress:
+    """Feeds ninja's [n/N] lines into a progress bar."""
+
+    def __init__(self, console: Console, what: str):
+        self.progress = _progress(console)
+        self.what = what
+        self.task = None
+
+    def __enter__(self) -> "BuildProgress":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.task is None:
+            self.task = self.progress.add_task(f"build {self.what}", total=total)
+        self.progress.update(self.task, completed=done, total=total)
+
+
+class RunProgress:
+    """Reporter for runner.execute_plan: one bar over every invocation of the plan."""
+
+    def __init__(self, console: Console, total: int):
+        self.console = console
+        self.progress = _progress(console)
+        self.task = self.progress.add_task("run", total=total)
+
+    def __enter__(self) -> "RunProgress":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def step_started(self, step: Step, index: int, total: int) -> None:
+        label = f"{step.workload} {step.phase} {step.benchmark} t={step.threads}"
+        self.progress.update(self.task, description=f"[{index}/{total}] {label}")
+
+    def step_finished(self, inv: Invocation) -> None:
+        self.progress.advance(self.task)
+        if inv.status != STATUS_OK:
+            self.console.print(f"[red]{inv.workload} {inv.phase} #{inv.repetition} "
+                               f"{inv.status}[/red]: {inv.error}", markup=True, highlight=False)
+
+
+def _median_metric(invs: list[Invocation], name: str) -> float | None:
+    values = [m.value for inv in invs for m in inv.metrics if m.name == name]
+    return statistics.median(values) if values else None
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def summary_table(invocations: list[Invocation]) -> Table:
+    """Median over measured repetitions per workload point."""
+    groups: dict[tuple, list[Invocation]] = defaultdict(list)
+    for inv in invocations:
+        if inv.phase == "measured":
+            groups[(inv.workload, inv.threads, inv.params.get("num"))].append(inv)
+    table = Table(title="Measured (median of repetitions)")
+    for col in ("workload", "threads", "num", "ok/n", "ops/s", "p50 µs", "p99 µs"):
+        table.add_column(col, justify="left" if col == "workload" else "right")
+    for (workload, threads, num), invs in groups.items():
+        ok = [i for i in invs if i.status == STATUS_OK]
+        table.add_row(workload, str(threads), _fmt(num), f"{len(ok)}/{len(invs)}",
+                      _fmt(_median_metric(ok, "ops_per_sec")),
+                      _fmt(_median_metric(ok, "p50_us"), 2), _fmt(_median_metric(ok, "p99_us"), 2))
+    return table

@@ -1,0 +1,162 @@
+"""Execute a RunPlan (side effects): prepare, run, parse, record, store — one invocation at a time.
+
+Each invocation is committed as soon as it ends, so a crash, a hang or Ctrl-C later in the run
+loses nothing already measured.
+"""
+from __future__ import annotations
+
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import cachestate
+from .build import Build
+from .commands import engine_command
+from .errors import EngineOutputError
+from .execute import run_process
+from .parse import parse_engine_output
+from .plan import PHASE_SETUP, RunPlan, Step, series_identity, series_key
+from .record import (STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_TIMEOUT, Invocation,
+                     Metric, ParsedOutput, ProcessResult, LOWER)
+from .store import Store
+
+STATUS_SKIPPED = "skipped"
+
+
+class Reporter(Protocol):
+    def step_started(self, step: Step, index: int, total: int) -> None: ...
+    def step_finished(self, inv: Invocation) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_id: str
+    plan: RunPlan
+    build: Build
+    machine_fingerprint: str
+    pin_cpus: tuple[int, ...]
+    run_env: dict[str, str]
+    evict: bool
+    drop_caches: bool
+    logs_dir: Path
+    data_dir: Path
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _failure(result: ProcessResult, timeout_s: float) -> tuple[str, str] | None:
+    """(status, error) for a process that did not finish cleanly; None when it did."""
+    last = next((ln.strip() for ln in reversed(result.stderr.splitlines()) if ln.strip()), "")
+    last = last.split("\r")[-1][:200]
+    if result.timed_out:
+        return STATUS_TIMEOUT, (f"killed after {timeout_s:g} s (timeout_s={timeout_s:g}); raise "
+                                f"timeout_s or lower workload.params.num")
+    if result.exit_code and result.exit_code < 0:
+        return STATUS_FAILED, f"killed by {_signal_name(result.exit_code)}: {last}".rstrip(": ")
+    if result.exit_code:
+        return STATUS_FAILED, f"exit code {result.exit_code}: {last}".rstrip(": ")
+    return None
+
+
+def _parse(ctx: RunContext, step: Step, result: ProcessResult,
+           report_csv: str) -> tuple[str, str, ParsedOutput | None]:
+    failure = _failure(result, ctx.plan.timeout_s)
+    if failure:
+        return failure[0], failure[1], None
+    try:
+        parsed = parse_engine_output(ctx.plan.engine, result.stdout, step.benchmark, step.threads,
+                                     report_csv)
+    except EngineOutputError as exc:
+        return STATUS_PARSE_ERROR, str(exc), None
+    return STATUS_OK, "", parsed
+
+
+def _prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
+    """Cold eviction before measured steps; residency measured right before the process."""
+    conditions: dict[str, Any] = {}
+    if ctx.evict and step.is_measured and not step.fresh_db:
+        conditions["cache_procedure"] = cachestate.evict_page_cache(db_dir, ctx.drop_caches)
+    if not step.fresh_db:
+        residency = cachestate.measure_residency(db_dir)
+        conditions["residency_pct"] = round(residency.percent, 2)
+        conditions["data_bytes"] = residency.total_bytes
+    return conditions
+
+
+def run_step(ctx: RunContext, step: Step) -> Invocation:
+    db_dir = ctx.data_dir / step.db_key
+    stem = ctx.logs_dir / f"{step.seq:04d}-{step.phase}-{step.benchmark}"
+    report = stem.with_suffix(".report.csv")
+    argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir, report)
+    conditions = _prepare_cache(ctx, step, db_dir)
+    result = run_process(argv, stem.with_suffix(".stdout"), stem.with_suffix(".stderr"),
+                         ctx.plan.timeout_s, ctx.run_env, ctx.pin_cpus)
+    conditions["cpus_allowed"] = list(result.cpus_allowed)
+    report_csv = report.read_text(errors="replace") if report.exists() else ""
+    status, error, parsed = _parse(ctx, step, result, report_csv)
+    metrics = list(parsed.metrics) if parsed else []
+    if "residency_pct" in conditions:
+        metrics.append(Metric("page_cache_residency_pct", conditions["residency_pct"], "%", LOWER))
+    return _invocation(ctx, step, status, error, result, parsed, metrics, conditions,
+                       str(stem.with_suffix(".stdout")))
+
+
+def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
+    return series_identity(ctx.plan.engine, step, ctx.plan.cache_state, ctx.plan.build_variant,
+                           ctx.build.compiler_version, ctx.build.cmake_flags,
+                           ctx.machine_fingerprint)
+
+
+def _invocation(ctx: RunContext, step: Step, status: str, error: str,
+                result: ProcessResult | None, parsed: ParsedOutput | None,
+                metrics: list[Metric], conditions: dict[str, Any], log_path: str) -> Invocation:
+    return Invocation(
+        run_id=ctx.run_id, seq=step.seq, workload=step.workload, benchmark=step.benchmark,
+        phase=step.phase, repetition=step.repetition, threads=step.threads,
+        params=step.params_dict, cache_state=ctx.plan.cache_state,
+        series_key=series_key(step_identity(ctx, step)), status=status, error=error,
+        exit_code=result.exit_code if result else None, wall_s=result.wall_s if result else 0.0,
+        user_s=result.user_s if result else 0.0, sys_s=result.sys_s if result else 0.0,
+        max_rss_kb=result.max_rss_kb if result else 0,
+        started_at=result.started_at if result else "", ended_at=result.ended_at if result else "",
+        command=result.argv if result else (), log_path=log_path,
+        metrics=tuple(metrics), histograms=parsed.histograms if parsed else (),
+        series=parsed.series if parsed else (), notes=parsed.notes if parsed else (),
+        conditions=conditions)
+
+
+def skipped(ctx: RunContext, step: Step, reason: str) -> Invocation:
+    return _invocation(ctx, step, STATUS_SKIPPED, reason, None, None, [], {}, "")
+
+
+def execute_plan(ctx: RunContext, store: Store, reporter: Reporter) -> list[Invocation]:
+    """Run every step in order; a failed setup skips the rest of its point (recorded as such)."""
+    ctx.logs_dir.mkdir(parents=True, exist_ok=True)
+    ctx.data_dir.mkdir(parents=True, exist_ok=True)
+    failed_points: dict[int, str] = {}
+    done: list[Invocation] = []
+    total = len(ctx.plan.steps)
+    for index, step in enumerate(ctx.plan.steps, start=1):
+        reporter.step_started(step, index, total)
+        if step.point in failed_points:
+            inv = skipped(ctx, step, failed_points[step.point])
+        else:
+            inv = run_step(ctx, step)
+            if inv.status != STATUS_OK and step.phase == PHASE_SETUP:
+                failed_points[step.point] = f"setup step {step.seq} ({step.benchmark}) {inv.status}"
+        store.record_series(inv.series_key, step_identity(ctx, step))
+        store.add_invocation(inv)
+        done.append(inv)
+        reporter.step_finished(inv)
+    return done
+
+
+def remove_data(data_dir: Path) -> None:
+    shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,0 +1,151 @@
+"""Structured-config schemas: every YAML file under conf/ extends one of these.
+
+Hydra composes the YAML onto these dataclasses, so an unknown key or a wrong type fails at
+composition time, before anything is built or run. Required fields are MISSING.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from omegaconf import MISSING
+
+
+@dataclass
+class MachineConf:
+    name: str = MISSING
+    description: str = ""
+    # CPUs the engine process is pinned to; empty means "all CPUs, unpinned".
+    pin_cpus: List[int] = field(default_factory=list)
+    # CPUs the orchestrator itself stays on, away from the engine where the host allows.
+    orchestrator_cpus: List[int] = field(default_factory=list)
+    expect_cpu_model: str = ""  # regular expression matched against the CPU model name
+    expect_logical_cpus: Optional[int] = None
+    expect_ram_gib: Optional[float] = None
+    # strict: a mismatch with the expectations refuses to run; otherwise the run is "unverified".
+    strict: bool = False
+    allow_drop_caches: bool = True
+
+
+@dataclass
+class SourceConf:
+    kind: str = MISSING  # debian | local | git
+    package: str = ""  # debian: the source package name
+    package_version: str = ""  # debian: the exact source version, e.g. 7.8.3-2
+    path: str = ""  # local: a checkout; git: the repository
+    ref: str = ""  # git: the commit or tag
+
+
+@dataclass
+class EngineConf:
+    name: str = MISSING  # rocksdb | leveldb: picks command lines and the output parser
+    version: str = MISSING  # upstream version, the trend's x-axis
+    source: SourceConf = field(default_factory=SourceConf)
+    target: str = "db_bench"  # the ninja target to build
+    binary: str = "db_bench"  # path of the benchmark binary inside the build tree
+    cmake_flags: List[str] = field(default_factory=list)
+    # Library names the binary must NOT load dynamically (a system copy of the engine).
+    forbid_shared: List[str] = field(default_factory=list)
+
+
+@dataclass
+class BuildConf:
+    name: str = MISSING  # release | debug | asan | ...
+    description: str = ""
+    cmake_build_type: str = "Release"
+    cmake_flags: List[str] = field(default_factory=list)
+    cxx_flags: str = ""
+    # Environment for the engine process (e.g. ASAN_OPTIONS); recorded with each run.
+    run_env: Dict[str, str] = field(default_factory=dict)
+    # Marks instrumented builds whose numbers must never be compared with release numbers.
+    instrumented: bool = False
+
+
+@dataclass
+class WorkloadParams:
+    num: int = 100000
+    value_size: int = 100
+    key_size: int = 16
+    cache_size: int = 8388608  # block cache bytes
+    compression: str = "snappy"  # none | snappy | lz4 | zstd | zlib
+    reads: Optional[int] = None  # read ops per thread; None means num
+    duration: Optional[int] = None  # seconds; for time-bounded workloads
+    report_interval_seconds: Optional[int] = None  # RocksDB time series
+    extra: Dict[str, str] = field(default_factory=dict)  # other db_bench flags, verbatim
+
+
+@dataclass
+class WorkloadConf:
+    name: str = MISSING
+    description: str = ""
+    answers: str = ""  # the question this workload answers, for the benchmark matrix
+    format: str = "db_bench"
+    benchmark: str = MISSING  # the db_bench benchmark that is measured
+    # Untimed db_bench benchmarks that build the data set first (e.g. [fillseq]).
+    setup: List[str] = field(default_factory=list)
+    # True for writers that need an empty database each repetition (fillseq, fillrandom).
+    fresh_db: bool = False
+    engines: List[str] = field(default_factory=lambda: ["rocksdb", "leveldb"])
+    params: WorkloadParams = field(default_factory=WorkloadParams)
+
+
+@dataclass
+class CacheConf:
+    name: str = MISSING  # cold | warm | hot
+    description: str = ""
+    evict_page_cache: bool = False  # sync + posix_fadvise(DONTNEED) the DB files first
+    drop_caches: bool = False  # also echo 3 > /proc/sys/vm/drop_caches when allowed
+    warm_passes: int = 0  # untimed reading passes before measuring
+    block_cache_fits_data: bool = False  # hot: size the block cache to the data set
+
+
+@dataclass
+class SuiteItem:
+    workload: str = MISSING  # a key of the suite's workloads
+    threads: List[int] = field(default_factory=list)  # empty: the run's `threads`
+    repetitions: Optional[int] = None
+    params: Dict[str, Any] = field(default_factory=dict)  # overrides of the workload's params
+
+
+@dataclass
+class SuiteConf:
+    name: str = MISSING
+    description: str = ""
+    workloads: Dict[str, WorkloadConf] = field(default_factory=dict)
+    items: List[SuiteItem] = field(default_factory=list)
+
+
+@dataclass
+class TidemarkConf:
+    machine: MachineConf = MISSING
+    engine: EngineConf = MISSING
+    build: BuildConf = MISSING
+    cache: CacheConf = MISSING
+    # A single workload (workload=readrandom) runs alone; otherwise the suite's items run.
+    workload: Optional[WorkloadConf] = None
+    suite: Optional[SuiteConf] = None
+    threads: int = 1
+    repetitions: int = 3
+    warmups: int = 0
+    timeout_s: float = 600.0
+    results_dir: str = "results"
+    db: str = "${results_dir}/tidemark.duckdb"
+    cache_dir: str = "~/.cache/tidemark"
+    data_dir: str = "${cache_dir}/data"
+    build_jobs: int = 2
+    keep_data: bool = False
+    label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
+
+
+def register_schemas() -> None:
+    """Register the schemas with Hydra's ConfigStore; YAML files name them in their defaults."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    cs.store(name="tidemark_schema", node=TidemarkConf)
+    cs.store(group="machine", name="machine_schema", node=MachineConf)
+    cs.store(group="engine", name="engine_schema", node=EngineConf)
+    cs.store(group="build", name="build_schema", node=BuildConf)
+    cs.store(group="workload", name="workload_schema", node=WorkloadConf)
+    cs.store(group="cache", name="cache_schema", node=CacheConf)
+    cs.store(group="suite", name="suite_schema", node=SuiteConf)

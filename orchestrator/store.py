@@ -1,0 +1,150 @@
+"""The results database (DuckDB). The only module that writes it; one commit per invocation."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .build import Build
+from .errors import StoreError
+from .record import Invocation
+from .store_schema import LATEST_VERSION, MIGRATIONS
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the DB, turning DuckDB's lock and corruption errors into one actionable line."""
+    if read_only and not path.exists():
+        raise StoreError(f"no results database at {path}; run 'tidemark run' first or pass --db")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise StoreError(f"results database {path} is locked by another process "
+                             f"({_lock_holder(text)}); wait for it to finish or use another db=PATH") from None
+        raise StoreError(f"cannot open results database {path}: {text.splitlines()[0]}; "
+                         f"if the file is damaged, move it aside and re-run") from None
+    except duckdb.Error as exc:
+        raise StoreError(f"results database {path} is not a readable DuckDB file "
+                         f"({str(exc).splitlines()[0]}); move it aside and re-run") from None
+
+
+def _lock_holder(message: str) -> str:
+    marker = "PID "
+    if marker in message:
+        return "pid " + message.split(marker, 1)[1].split()[0].rstrip(")")
+    return "see 'lsof'"
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    current = schema_version(con)
+    if current > LATEST_VERSION:
+        raise StoreError(f"results database {path} has schema v{current}, newer than this "
+                         f"Tidemark (v{LATEST_VERSION}); upgrade Tidemark")
+    for version, statements in MIGRATIONS:
+        if version <= current:
+            continue
+        con.execute("BEGIN")
+        for sql in statements:
+            con.execute(sql)
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
+        con.execute("COMMIT")
+    return LATEST_VERSION
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+class Store:
+    """Writes machines, builds, runs and invocations; each call commits before returning."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.con = connect(path)
+        migrate(self.con, path)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def record_machine(self, facts: dict[str, Any]) -> None:
+        self.con.execute(
+            "INSERT INTO machines VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [facts["fingerprint"], facts.get("hostname"), facts.get("cpu_model"),
+             facts.get("logical_cpus"), facts.get("ram_gib"), _json(facts), _now()])
+
+    def record_build(self, build: Build) -> None:
+        self.con.execute(
+            "INSERT INTO builds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [build.build_id, build.engine, build.version, build.variant, build.source_kind,
+             build.source_package, build.source_version, build.compiler,
+             build.compiler_version, build.cmake_version, _json(list(build.cmake_flags)),
+             build.build_seconds, build.binary_sha256, _json(asdict(build)), build.created_at])
+
+    def start_run(self, run: dict[str, Any]) -> None:
+        columns = ["run_id", "started_at", "status", "engine", "engine_version", "build_variant",
+                   "build_id", "build_cached", "machine_fingerprint", "suite", "label",
+                   "cache_state", "config", "overrides", "tidemark_sha", "machine_state",
+                   "planned_invocations", "verified", "notes"]
+        values = [run.get(c) for c in columns]
+        for json_col in ("config", "overrides", "machine_state", "notes"):
+            values[columns.index(json_col)] = _json(run.get(json_col))
+        self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
+                         f"({', '.join('?' * len(columns))})", values)
+
+    def finish_run(self, run_id: str, status: str, machine_state: dict[str, Any]) -> None:
+        self.con.execute("UPDATE runs SET status = ?, finished_at = ?, machine_state = ? "
+                         "WHERE run_id = ?", [status, _now(), _json(machine_state), run_id])
+
+    def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
+        self.con.execute(
+            "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [series_key, identity["engine"], identity["workload"], identity["benchmark"],
+             _json(identity["params"]), identity["threads"], identity["cache_state"],
+             identity["build_variant"], identity["compiler_version"],
+             _json(identity["cmake_flags"]), identity["machine_fingerprint"]])
+
+    def add_invocation(self, inv: Invocation) -> None:
+        """Invocation, metrics, histograms and time series in one transaction."""
+        iid = inv.invocation_id
+        con = self.con
+        con.execute("BEGIN")
+        try:
+            con.execute(
+                "INSERT INTO invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?)",
+                [iid, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
+                 inv.repetition, inv.threads, _json(inv.params), inv.cache_state,
+                 inv.series_key, inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s,
+                 inv.sys_s, inv.max_rss_kb, inv.started_at, inv.ended_at,
+                 _json(list(inv.command)), inv.log_path, _json(list(inv.notes)),
+                 _json(inv.conditions)])
+            if inv.metrics:
+                con.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)",
+                                [[iid, m.name, m.value, m.unit, m.better] for m in inv.metrics])
+            rows = [[iid, h.name, lo, hi, n] for h in inv.histograms for lo, hi, n in h.buckets]
+            if rows:
+                con.executemany("INSERT INTO histograms VALUES (?, ?, ?, ?, ?)", rows)
+            points = [[iid, s.name, t, v] for s in inv.series for t, v in s.points]
+            if points:
+                con.executemany("INSERT INTO timeseries VALUES (?, ?, ?, ?)", points)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise

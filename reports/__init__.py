@@ -1,0 +1,1 @@
+"""Tidemark reports: DuckDB queries → page builders → Jinja2 Markdown → MkDocs site."""
