@@ -62,8 +62,8 @@ class ProcessResult:
     max_rss_kb: int
     stdout: str
     stderr: str
-    started_at: str
-    ended_at: str
+    started_at: str | None  # None: never started (skipped)
+    ended_at: str | None
     cpus_allowed: tuple[int, ...] = ()  # affinity read back from /proc/<pid>/status
 
 
@@ -88,8 +88,8 @@ class Invocation:
     user_s: float
     sys_s: float
     max_rss_kb: int
-    started_at: str
-    ended_at: str
+    started_at: str | None  # None: never started (skipped)
+    ended_at: str | None
     command: tuple[str, ...]
     log_path: str
     metrics: tuple[Metric, ...] = ()

@@ -1,0 +1,39 @@
+# Two entry points: `make bench` and `make test`. Both set the machine up first (idempotent).
+VENV  := .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+# Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
+ARGS  ?=
+
+.PHONY: setup system venv bench site test test-fast clean
+
+setup: system venv
+
+system:
+	bash scripts/setup-system.sh
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+# Build the engine (cached), run the default profile (suite=smoke), store, publish the site.
+bench: setup
+	$(VENV)/bin/tidemark run $(ARGS)
+	$(VENV)/bin/tidemark site
+
+site: venv
+	$(VENV)/bin/tidemark site
+
+test: setup
+	$(PY) -m pytest -q -ra
+
+# Pure-logic tests only: no engine build, no browser.
+test-fast: venv
+	$(PY) -m pytest -q -m "not engine and not browser"
+
+clean:
+	rm -rf build results

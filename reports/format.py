@@ -1,0 +1,85 @@
+"""Formatting for pages (pure): numbers, links, slugs, and the escaping `cell` filter.
+
+Every string that reaches a page from the database goes through `cell` (or Jinja2 autoescape),
+so a workload named `<script>` shows as text and a `|` cannot break a Markdown table.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup, escape
+
+MISSING = "–"
+# Characters Markdown would read as syntax inside a table cell; as numeric entities they are text.
+_MARKDOWN_SPECIALS = {"|": "&#124;", "*": "&#42;", "_": "&#95;", "`": "&#96;", "[": "&#91;",
+                      "]": "&#93;", "\\": "&#92;", "~": "&#126;"}
+
+
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links to the page (and anchor) that produced the value."""
+
+    text: str
+    href: str
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def num(value: Any, digits: int = 0) -> str:
+    """Thousands separators and a fixed number of decimals; a dash when there is no value."""
+    if is_missing(value):
+        return MISSING
+    return f"{float(value):,.{digits}f}"
+
+
+def latency(value: Any) -> str:
+    """Microseconds: two decimals below 100 µs, whole numbers above."""
+    if is_missing(value):
+        return MISSING
+    return num(value, 0 if abs(value) >= 100 else 2)
+
+
+def signed_pct(value: float | None) -> str:
+    return MISSING if is_missing(value) else f"{value:+.1f}%"
+
+
+def escape_text(value: Any) -> Markup:
+    """HTML-escape, then make Markdown table syntax and newlines inert."""
+    text = str(escape("" if is_missing(value) else value))
+    text = "".join(_MARKDOWN_SPECIALS.get(ch, ch) for ch in text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    return Markup(text)
+
+
+def cell(value: Any) -> Markup:
+    """Jinja2 filter for a Markdown table cell: a Link becomes [text](href), all text escaped."""
+    if isinstance(value, Link):
+        return Markup(f"[{escape_text(value.text)}]({safe_href(value.href)})")
+    if is_missing(value) or value == "":
+        return Markup(MISSING)
+    return escape_text(value)
+
+
+def safe_href(href: str) -> str:
+    """Percent-encode anything in a generated href that is not a plain path, query or anchor."""
+    return quote(href, safe="/#.-_~")
+
+
+def slug(name: str) -> str:
+    """A file name for a page about `name`; a hash keeps names that differ only in symbols apart."""
+    base = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-.")[:60] or "x"
+    if base == name:
+        return base
+    return f"{base}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+
+
+def anchor(seq: int) -> str:
+    """The id of an invocation's row on its run page."""
+    return f"inv-{int(seq):04d}"

@@ -1,0 +1,123 @@
+"""Read the results DB (read-only) into DataFrames: a few aggregated queries, not one per page.
+
+Statistics use only measured invocations that ended ok; everything else is counted and shown,
+never averaged in.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from orchestrator.errors import UserError
+from orchestrator.store import connect
+
+# One row per invocation with the metrics the pages show, pivoted in DuckDB.
+_METRICS_WIDE = """
+    SELECT invocation_id,
+           max(value) FILTER (WHERE name = 'ops_per_sec') AS ops,
+           max(value) FILTER (WHERE name = 'p50_us') AS p50,
+           max(value) FILTER (WHERE name = 'p99_us') AS p99,
+           max(value) FILTER (WHERE name = 'mb_per_sec') AS mb,
+           max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
+    FROM metrics GROUP BY invocation_id"""
+
+_RUNS = """
+    WITH counts AS (
+        SELECT run_id, count(*) AS n_invocations,
+               count(*) FILTER (WHERE status = 'ok') AS n_ok,
+               count(*) FILTER (WHERE status <> 'ok') AS n_failed,
+               list(DISTINCT workload ORDER BY workload)
+                   FILTER (WHERE phase = 'measured') AS workloads
+        FROM invocations GROUP BY run_id)
+    SELECT r.run_id, r.started_at, r.finished_at, r.status, r.engine, r.engine_version,
+           r.build_variant, r.build_id, r.build_cached, r.machine_fingerprint, r.suite, r.label,
+           r.cache_state, r.config::VARCHAR AS config, r.overrides::VARCHAR AS overrides,
+           r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
+           r.notes::VARCHAR AS notes,
+           m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
+           b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
+           b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
+           b.binary_sha256,
+           coalesce(c.n_invocations, 0) AS n_invocations, coalesce(c.n_ok, 0) AS n_ok,
+           coalesce(c.n_failed, 0) AS n_failed, coalesce(c.workloads, []) AS workloads
+    FROM runs r
+    LEFT JOIN machines m ON m.fingerprint = r.machine_fingerprint
+    LEFT JOIN builds b ON b.build_id = r.build_id
+    LEFT JOIN counts c ON c.run_id = r.run_id
+    ORDER BY r.started_at DESC, r.run_id DESC"""
+
+# One row per (run, series): the medians and spread over its measured repetitions.
+_POINTS = f"""
+    WITH m AS ({_METRICS_WIDE}),
+    measured AS (
+        SELECT i.*, m.ops, m.p50, m.p99, m.mb, i.status = 'ok' AS ok
+        FROM invocations i LEFT JOIN m USING (invocation_id)
+        WHERE i.phase = 'measured')
+    SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
+           any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
+           any_value(x.params::VARCHAR) AS params, any_value(x.cache_state) AS cache_state,
+           count(*) AS n, count(*) FILTER (WHERE ok) AS n_ok,
+           coalesce(min(x.seq) FILTER (WHERE ok), min(x.seq)) AS first_seq,
+           median(x.ops) FILTER (WHERE ok) AS ops_median,
+           min(x.ops) FILTER (WHERE ok) AS ops_min,
+           max(x.ops) FILTER (WHERE ok) AS ops_max,
+           avg(x.ops) FILTER (WHERE ok) AS ops_mean,
+           stddev_samp(x.ops) FILTER (WHERE ok) AS ops_std,
+           median(x.p50) FILTER (WHERE ok) AS p50_median,
+           median(x.p99) FILTER (WHERE ok) AS p99_median,
+           median(x.mb) FILTER (WHERE ok) AS mb_median,
+           any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
+           any_value(r.engine_version) AS engine_version,
+           any_value(r.build_variant) AS build_variant
+    FROM measured x JOIN runs r USING (run_id)
+    GROUP BY x.run_id, x.series_key
+    ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
+
+_INVOCATIONS = f"""
+    WITH m AS ({_METRICS_WIDE})
+    SELECT i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase, i.repetition,
+           i.threads, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.status,
+           i.error, i.exit_code, i.wall_s, i.max_rss_kb, i.command::VARCHAR AS command,
+           i.log_path, i.notes::VARCHAR AS notes, i.conditions::VARCHAR AS conditions,
+           m.ops, m.p50, m.p99, m.mb, m.residency
+    FROM invocations i LEFT JOIN m USING (invocation_id)
+    ORDER BY i.run_id, i.seq"""
+
+_JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
+                 "params", "command", "conditions")
+
+
+def open_results(db: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a DB that holds at least one run; UserError otherwise."""
+    con = connect(db, read_only=True)
+    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "runs" not in tables or con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0:
+        con.close()
+        raise UserError(f"no runs in results database {db}; run 'tidemark run' first")
+    return con
+
+
+def _decode_json(df: pd.DataFrame) -> pd.DataFrame:
+    """JSON text columns → Python objects, so page builders never parse."""
+    for column in _JSON_COLUMNS:
+        if column in df.columns:
+            df[column] = df[column].map(lambda text: json.loads(text) if text else None)
+    return df
+
+
+def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every run, newest first, with its build, machine and invocation counts."""
+    return _decode_json(con.execute(_RUNS).df())
+
+
+def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per (run, series), oldest run first: medians, min/max/mean/std of ops/s."""
+    return _decode_json(con.execute(_POINTS).df())
+
+
+def read_invocations(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every invocation of every run (all phases and statuses) with its headline metrics."""
+    return _decode_json(con.execute(_INVOCATIONS).df())

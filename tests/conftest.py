@@ -1,0 +1,32 @@
+"""Shared fixtures: real captured engine outputs, and the real Hydra configs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def read_data(relative: str) -> str:
+    return (DATA / relative).read_text()
+
+
+@pytest.fixture(scope="session")
+def compose_conf():
+    """compose_conf([...overrides]) → the validated TidemarkConf dataclass, as `tidemark run` sees it."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from orchestrator.schema import register_schemas
+
+    register_schemas()
+    GlobalHydra.instance().clear()
+
+    def _compose(overrides: list[str] | None = None):
+        with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+            return OmegaConf.to_object(compose("tidemark", overrides=overrides or []))
+
+    return _compose

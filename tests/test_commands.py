@@ -1,0 +1,44 @@
+"""db_bench command lines (pure)."""
+from pathlib import Path
+
+import pytest
+
+from orchestrator.commands import engine_command
+from orchestrator.errors import ConfigError
+from orchestrator.plan import make_plan
+
+
+def _measured(plan):
+    return next(s for s in plan.steps if s.is_measured)
+
+
+def test_rocksdb_read_uses_existing_db_histogram_and_report(compose_conf):
+    step = _measured(make_plan(compose_conf(["workload=readrandom", "threads=2",
+                                             "workload.params.num=777"])))
+    argv = engine_command("rocksdb", Path("/b/db_bench"), step, Path("/d"), Path("/r.csv"))
+    assert argv[0] == "/b/db_bench"
+    for flag in ("--benchmarks=readrandom", "--db=/d", "--num=777", "--threads=2",
+                 "--use_existing_db=1", "--histogram=1", "--report_file=/r.csv",
+                 "--compression_type=snappy"):
+        assert flag in argv
+
+
+def test_leveldb_writer_starts_fresh_and_has_no_rocksdb_flags(compose_conf):
+    step = _measured(make_plan(compose_conf(["engine=leveldb", "workload=fillrandom"])))
+    argv = engine_command("leveldb", Path("db_bench"), step, Path("/d"), Path("/r.csv"))
+    assert "--use_existing_db=0" in argv
+    assert not any(a.startswith(("--report_file", "--compression_type", "--seed")) for a in argv)
+
+
+def test_leveldb_rejects_a_compression_it_cannot_select(compose_conf):
+    step = _measured(make_plan(compose_conf(["engine=leveldb", "workload=fillseq",
+                                             "workload.params.compression=zstd"])))
+    with pytest.raises(ConfigError, match="compression='zstd'"):
+        engine_command("leveldb", Path("db_bench"), step, Path("/d"), Path("/r.csv"))
+
+
+def test_extra_flags_pass_through_verbatim(compose_conf):
+    step = _measured(make_plan(compose_conf(["workload=fillseq",
+                                             "+workload.params.extra.bloom_bits=10"])))
+    argv = engine_command("rocksdb", Path("db_bench"), step, Path("/d"), Path("/r.csv"))
+    assert "--bloom_bits=10" in argv
