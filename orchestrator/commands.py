@@ -18,7 +18,7 @@ def rocksdb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
     p = step.params_dict
     argv = [
         str(binary),
-        f"--benchmarks={step.benchmark}",
+        f"--benchmarks={','.join((*step.prelude, step.benchmark))}",
         f"--db={db_dir}",
         f"--num={p['num']}",
         f"--value_size={p['value_size']}",
@@ -49,7 +49,7 @@ def leveldb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
                           f"{p['compression']!r}; set workload.params.compression=snappy")
     argv = [
         str(binary),
-        f"--benchmarks={step.benchmark}",
+        f"--benchmarks={','.join((*step.prelude, step.benchmark))}",
         f"--db={db_dir}",
         f"--num={p['num']}",
         f"--value_size={p['value_size']}",

@@ -8,6 +8,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .cgroup import read_proc_cgroup
 from .record import ProcessResult
 
 POLL_S = 0.01
@@ -40,9 +41,16 @@ def read_cpus_allowed(pid: int) -> tuple[int, ...]:
 
 
 def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s: float,
-                env: dict[str, str] | None = None, cpus: tuple[int, ...] = ()) -> ProcessResult:
-    """Run argv to completion or timeout; output goes to files so nothing is lost on a crash."""
+                env: dict[str, str] | None = None, cpus: tuple[int, ...] = (),
+                cgroup_procs: tuple[Path, ...] = ()) -> ProcessResult:
+    """Run argv to completion or timeout; output goes to files so nothing is lost on a crash.
+
+    The child pins itself and joins the cgroup before exec, so no engine instruction runs
+    outside the declared conditions.
+    """
     def pin() -> None:
+        for procs in cgroup_procs:
+            procs.write_text(str(os.getpid()))
         if cpus:
             os.sched_setaffinity(0, cpus)
 
@@ -53,6 +61,7 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
                                 env={**os.environ, **(env or {})}, preexec_fn=pin,
                                 start_new_session=True)
         allowed = read_cpus_allowed(proc.pid)
+        cgroups = tuple(read_proc_cgroup(proc.pid))
         timed_out = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -70,4 +79,4 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
         argv=tuple(argv), exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
         wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_kb=usage.ru_maxrss,
         stdout=stdout_path.read_text(errors="replace"), stderr=stderr_path.read_text(errors="replace"),
-        started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed)
+        started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups)

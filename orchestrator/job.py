@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
-from . import machine
+from . import machine, machine_facts
+from .cgroup import Cgroup, create_cgroup, remove_cgroup
 from .build import Build, build_engine
 from .errors import ConfigError, UserError
 from .plan import RunPlan, make_plan
@@ -46,6 +48,23 @@ def check_pin_cpus(cpus: list[int]) -> tuple[int, ...]:
     return tuple(cpus)
 
 
+def check_machine(conf: TidemarkConf, facts: dict[str, Any]) -> list[str]:
+    """Expected-hardware mismatches; a strict profile refuses to run on any of them."""
+    m = conf.machine
+    problems = machine_facts.expectation_mismatches(facts, m.expect_cpu_model,
+                                                    m.expect_logical_cpus, m.expect_ram_gib)
+    if problems and m.strict:
+        raise ConfigError(f"machine profile {m.name!r} is strict and this host differs: "
+                          f"{problems[0]}; use the right profile or set machine.strict=false")
+    return [f"unverified: {p}" for p in problems]
+
+
+def _pin_orchestrator(cpus: list[int]) -> None:
+    """Keep Tidemark itself off the engine's CPUs where the profile says so."""
+    if cpus:
+        os.sched_setaffinity(0, check_pin_cpus(cpus))
+
+
 def _build(conf: TidemarkConf, cache_dir: Path, console: Console) -> Build:
     what = f"{conf.engine.name} {conf.engine.version} ({conf.build.name})"
     with BuildProgress(console, what) as progress:
@@ -56,7 +75,7 @@ def _build(conf: TidemarkConf, cache_dir: Path, console: Console) -> Build:
 
 
 def _run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
-                overrides: list[str], config: dict[str, Any]) -> dict[str, Any]:
+                overrides: list[str], config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
             "build_variant": plan.build_variant, "build_id": build.build_id,
@@ -64,7 +83,7 @@ def _run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fa
             "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": {"before": machine.capture_state()},
-            "planned_invocations": len(plan.steps), "verified": True, "notes": []}
+            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes}
 
 
 def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
@@ -72,23 +91,28 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     """Run one job; every invocation is in the store when this returns or raises."""
     plan = make_plan(conf)
     pin = check_pin_cpus(conf.machine.pin_cpus)
+    facts = machine.capture_facts()
+    notes = check_machine(conf, facts)
+    _pin_orchestrator(conf.machine.orchestrator_cpus)
     cache_dir = Path(conf.cache_dir).expanduser()
     build = _build(conf, cache_dir, console)
-    facts = machine.capture_facts()
     run_id = new_run_id()
+    group = _cgroup(conf, run_id, pin)
+    counters = conf.counters and shutil.which("perf") is not None
     results = Path(conf.results_dir)
     store = Store(Path(conf.db))
     try:
         store.record_machine(facts)
         store.record_build(build)
-        record = _run_record(run_id, conf, plan, build, facts, overrides, config)
+        record = _run_record(run_id, conf, plan, build, facts, overrides, config, notes)
         store.start_run(record)
         ctx = RunContext(run_id=run_id, plan=plan, build=build,
                          machine_fingerprint=facts["fingerprint"], pin_cpus=pin,
-                         run_env=dict(conf.build.run_env), evict=conf.cache.evict_page_cache,
+                         run_env=dict(conf.build.run_env), cache=conf.cache,
                          drop_caches=conf.cache.drop_caches and conf.machine.allow_drop_caches,
                          logs_dir=results / "logs" / run_id,
-                         data_dir=Path(conf.data_dir).expanduser() / run_id)
+                         data_dir=Path(conf.data_dir).expanduser() / run_id,
+                         counters=counters, cgroup_procs=group.procs_files if group else ())
         status = "interrupted"
         try:
             with RunProgress(console, len(plan.steps)) as progress:
@@ -105,9 +129,18 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
                 remove_data(ctx.data_dir)
     finally:
         store.close()
+        if group:
+            remove_cgroup(group)
     console.print(summary_table(invocations))
     console.print(f"run {run_id}: {status}; {len(invocations)} invocations in {conf.db}")
     return run_id, invocations
+
+
+def _cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> Cgroup | None:
+    m = conf.machine
+    if not m.cgroup:
+        return None
+    return create_cgroup(f"tidemark-{run_id}", pin, m.cgroup_memory_mb, m.cgroup_cpu_quota_pct)
 
 
 def config_as_dict(conf: TidemarkConf) -> dict[str, Any]:

@@ -82,3 +82,23 @@ def cache_label(level: str, kind: str) -> str | None:
 def fingerprint(facts: dict[str, Any]) -> str:
     stable = {k: facts.get(k) for k in FINGERPRINT_KEYS}
     return hashlib.sha256(canonical_json(stable).encode()).hexdigest()
+
+
+def expectation_mismatches(facts: dict[str, Any], cpu_model_pattern: str,
+                           logical_cpus: int | None, ram_gib: float | None,
+                           ram_tolerance: float = 0.10) -> list[str]:
+    """Each expected fact the host does not have, as 'fact: expected X, found Y' (pure).
+
+    RAM is compared with a tolerance because the kernel reports less than the installed size.
+    """
+    import re
+
+    problems = []
+    if cpu_model_pattern and not re.search(cpu_model_pattern, facts.get("cpu_model", "")):
+        problems.append(f"cpu_model: expected /{cpu_model_pattern}/, found {facts.get('cpu_model')!r}")
+    if logical_cpus is not None and facts.get("logical_cpus") != logical_cpus:
+        problems.append(f"logical_cpus: expected {logical_cpus}, found {facts.get('logical_cpus')}")
+    found_ram = float(facts.get("ram_gib") or 0)
+    if ram_gib is not None and abs(found_ram - ram_gib) > ram_tolerance * ram_gib:
+        problems.append(f"ram_gib: expected {ram_gib:g} (±{ram_tolerance:.0%}), found {found_ram:g}")
+    return problems

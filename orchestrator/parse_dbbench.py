@@ -13,12 +13,19 @@ MB_PER_SEC = re.compile(r"([\d.]+) MB/s")
 FOUND = re.compile(r"\((\d+) of (\d+) found\)")
 
 
-def find_result_line(stdout: str, benchmark: str) -> tuple[float, str]:
-    """micros/op and the rest of the line for `benchmark`; EngineOutputError when absent."""
-    for line in stdout.splitlines():
+def find_result_line(stdout: str, benchmark: str) -> tuple[float, str, str]:
+    """micros/op, the rest of the line, and the benchmark's section for `benchmark`.
+
+    The section runs from its result line to the next benchmark's, so that with several
+    benchmarks in one process (an in-process warm-up first) the histogram is the measured one's.
+    """
+    lines = stdout.splitlines()
+    for index, line in enumerate(lines):
         m = RESULT_LINE.match(line.strip())
         if m and m.group(1) == benchmark:
-            return float(m.group(2)), m.group(3)
+            end = next((j for j in range(index + 1, len(lines))
+                        if RESULT_LINE.match(lines[j].strip())), len(lines))
+            return float(m.group(2)), m.group(3), "\n".join(lines[index + 1:end])
     raise EngineOutputError(f"no '{benchmark} : ... micros/op' line in the engine's output "
                             f"({len(stdout.splitlines())} lines of stdout); the process may have "
                             f"crashed or rejected a flag: see its log")

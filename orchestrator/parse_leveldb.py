@@ -14,13 +14,13 @@ from .record import HIGHER, Metric, ParsedOutput
 
 def parse_leveldb(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ParsedOutput:
     del report_csv  # LevelDB writes no interval report
-    micros, rest = find_result_line(stdout, benchmark)
+    micros, rest, section = find_result_line(stdout, benchmark)
     metrics, notes = common_metrics(micros, rest)
     per_thread = 1e6 / micros if micros > 0 else 0.0
     metrics += [
         Metric("ops_per_sec", per_thread * threads, "ops/s", HIGHER),
         Metric("per_thread_ops_per_sec", per_thread, "ops/s", HIGHER),
     ]
-    latency, histograms = parse_latency(stdout)
+    latency, histograms = parse_latency(section)
     return ParsedOutput(benchmark=benchmark, metrics=tuple(metrics + latency),
                         histograms=tuple(histograms), notes=tuple(notes))

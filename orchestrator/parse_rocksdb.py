@@ -36,7 +36,7 @@ def parse_report_csv(text: str) -> TimeSeries | None:
 
 
 def parse_rocksdb(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ParsedOutput:
-    micros, rest = find_result_line(stdout, benchmark)
+    micros, rest, section = find_result_line(stdout, benchmark)
     fields = OPS_FIELDS.match(rest)
     if not fields:
         raise EngineOutputError(f"RocksDB line for {benchmark!r} lacks 'N ops/sec S seconds N "
@@ -49,7 +49,7 @@ def parse_rocksdb(stdout: str, benchmark: str, threads: int, report_csv: str = "
         Metric("elapsed_s", float(fields.group(2)), "s", LOWER),
         Metric("operations", float(fields.group(3)), "ops", HIGHER),
     ]
-    latency, histograms = parse_latency(stdout)
+    latency, histograms = parse_latency(section)
     series = parse_report_csv(report_csv)
     return ParsedOutput(benchmark=benchmark, metrics=tuple(metrics + latency),
                         histograms=tuple(histograms), series=(series,) if series else (),

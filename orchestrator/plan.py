@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .errors import ConfigError
-from .schema import TidemarkConf, WorkloadConf, WorkloadParams
+from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
 
 PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
 PHASE_MEASURED = "measured"
+PHASE_CALLGRIND = "callgrind"  # instruction count under valgrind; never in timing statistics
 # The untimed pass that reads every key once, to bring the data set into the page cache.
 WARM_PASS_BENCHMARK = "readseq"
 
@@ -34,6 +35,8 @@ class Step:
     params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, hashable
     db_key: str  # which database directory the step uses
     fresh_db: bool  # True: the engine starts from an empty database
+    # Untimed benchmarks run first in the same process (cache=hot fills the block cache).
+    prelude: tuple[str, ...] = ()
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -127,16 +130,27 @@ def _check_point(point: _Point, engine: str) -> None:
         raise ConfigError(f"repetitions={point.repetitions}; use 1 or more")
 
 
-def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, warm_passes: int,
-                     first_seq: int) -> list[Step]:
+def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> WorkloadParams:
+    """Fewer operations for the slow callgrind pass: a writer writes fewer keys, a reader reads
+    fewer from the same data set."""
+    if wl.fresh_db:
+        return dataclasses.replace(params, num=min(params.num, ops))
+    return dataclasses.replace(params, reads=min(params.reads or params.num, ops))
+
+
+def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, cache: CacheConf,
+                     first_seq: int, callgrind_ops: int = 0) -> list[Step]:
     wl = point.workload
+    warm_passes = cache.warm_passes
+    in_process_warm = cache.block_cache_fits_data and not wl.fresh_db
     items = params_items(point.params)
     db_key = data_set_key(engine, point.params)
     steps: list[Step] = []
 
     def add(benchmark: str, phase: str, rep: int, threads: int, fresh: bool) -> None:
+        prelude = (WARM_PASS_BENCHMARK,) if in_process_warm and phase != PHASE_SETUP else ()
         steps.append(Step(first_seq + len(steps), index, wl.name, benchmark, phase, rep, threads,
-                          items, db_key, fresh))
+                          items, db_key, fresh, prelude))
 
     # A setup builds the data set once per point, single-threaded, before its repetitions.
     for i, setup_benchmark in enumerate(wl.setup):
@@ -149,6 +163,10 @@ def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, warm_
         add(wl.benchmark, PHASE_WARMUP, rep, point.threads, wl.fresh_db)
     for rep in range(1, point.repetitions + 1):
         add(wl.benchmark, PHASE_MEASURED, rep, point.threads, wl.fresh_db)
+    if callgrind_ops:
+        reduced = params_items(_callgrind_params(wl, point.params, callgrind_ops))
+        steps.append(Step(first_seq + len(steps), index, wl.name, wl.benchmark, PHASE_CALLGRIND,
+                          1, point.threads, reduced, db_key, wl.fresh_db))
     return steps
 
 
@@ -160,8 +178,8 @@ def make_plan(cfg: TidemarkConf) -> RunPlan:
     steps: list[Step] = []
     for index, point in enumerate(_points(cfg), start=1):
         _check_point(point, engine)
-        steps.extend(_steps_for_point(point, index, engine, cfg.warmups, cfg.cache.warm_passes,
-                                      len(steps) + 1))
+        steps.extend(_steps_for_point(point, index, engine, cfg.warmups, cfg.cache,
+                                      len(steps) + 1, cfg.callgrind_ops if cfg.callgrind else 0))
     suite = "" if cfg.workload is not None or cfg.suite is None else cfg.suite.name
     return RunPlan(engine=engine, engine_version=cfg.engine.version, build_variant=cfg.build.name,
                    cache_state=cfg.cache.name, suite=suite, timeout_s=cfg.timeout_s,
@@ -180,3 +198,17 @@ def series_identity(engine: str, step: Step, cache_state: str, build_variant: st
 
 def series_key(identity: dict[str, Any]) -> str:
     return short_hash(identity, 16)
+
+
+def residency_violation(pct: float, min_pct: float | None, max_pct: float | None) -> str:
+    """Why a measured residency breaks the cache state's bounds, or '' when it holds."""
+    if max_pct is not None and pct > max_pct:
+        return f"page-cache residency {pct:.1f}% > {max_pct:g}% allowed for this cache state"
+    if min_pct is not None and pct < min_pct:
+        return f"page-cache residency {pct:.1f}% < {min_pct:g}% required for this cache state"
+    return ""
+
+
+def hot_block_cache_bytes(data_bytes: int, configured: int) -> int:
+    """A block cache that holds the whole data set: blocks are cached uncompressed (≈2× on disk)."""
+    return max(configured, 3 * data_bytes + (8 << 20))

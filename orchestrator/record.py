@@ -8,6 +8,8 @@ STATUS_OK = "ok"
 STATUS_FAILED = "failed"  # non-zero exit, crash or signal
 STATUS_TIMEOUT = "timeout"  # killed after the configured timeout
 STATUS_PARSE_ERROR = "parse_error"  # exited 0 but its output did not parse
+STATUS_CONDITION_NOT_MET = "condition_not_met"  # measured, but not under the declared cache state
+STATUS_SKIPPED = "skipped"  # never started: its setup failed
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -65,6 +67,7 @@ class ProcessResult:
     started_at: str | None  # None: never started (skipped)
     ended_at: str | None
     cpus_allowed: tuple[int, ...] = ()  # affinity read back from /proc/<pid>/status
+    cgroups: tuple[str, ...] = ()  # membership read back from /proc/<pid>/cgroup
 
 
 @dataclass(frozen=True)

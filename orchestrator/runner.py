@@ -17,12 +17,15 @@ from .commands import engine_command
 from .errors import EngineOutputError
 from .execute import run_process
 from .parse import parse_engine_output
-from .plan import PHASE_SETUP, RunPlan, Step, series_identity, series_key
-from .record import (STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_TIMEOUT, Invocation,
-                     Metric, ParsedOutput, ProcessResult, LOWER)
+from .parse_callgrind import callgrind_command, parse_callgrind_total
+from .parse_perf import parse_perf_csv, perf_command
+from .plan import (PHASE_CALLGRIND, PHASE_SETUP, RunPlan, Step, hot_block_cache_bytes, residency_violation,
+                   series_identity, series_key)
+from .record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
+                     STATUS_PARSE_ERROR, STATUS_SKIPPED, STATUS_TIMEOUT, Invocation, Metric,
+                     ParsedOutput, ProcessResult)
+from .schema import CacheConf
 from .store import Store
-
-STATUS_SKIPPED = "skipped"
 
 
 class Reporter(Protocol):
@@ -38,10 +41,12 @@ class RunContext:
     machine_fingerprint: str
     pin_cpus: tuple[int, ...]
     run_env: dict[str, str]
-    evict: bool
-    drop_caches: bool
+    cache: CacheConf
+    drop_caches: bool  # the cache state asks for it and the machine profile allows it
     logs_dir: Path
     data_dir: Path
+    counters: bool = False  # perf stat around each invocation
+    cgroup_procs: tuple[Path, ...] = ()
 
 
 def _signal_name(code: int) -> str:
@@ -81,27 +86,72 @@ def _parse(ctx: RunContext, step: Step, result: ProcessResult,
 def _prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
     """Cold eviction before measured steps; residency measured right before the process."""
     conditions: dict[str, Any] = {}
-    if ctx.evict and step.is_measured and not step.fresh_db:
+    if ctx.cache.evict_page_cache and step.is_measured and not step.fresh_db:
         conditions["cache_procedure"] = cachestate.evict_page_cache(db_dir, ctx.drop_caches)
     if not step.fresh_db:
         residency = cachestate.measure_residency(db_dir)
         conditions["residency_pct"] = round(residency.percent, 2)
         conditions["data_bytes"] = residency.total_bytes
+        if step.prelude:
+            conditions["block_cache_bytes"] = hot_block_cache_bytes(
+                residency.total_bytes, step.params_dict["cache_size"])
     return conditions
+
+
+def _condition_failure(ctx: RunContext, step: Step, conditions: dict[str, Any]) -> str:
+    if not step.is_measured or "residency_pct" not in conditions:
+        return ""
+    return residency_violation(conditions["residency_pct"], ctx.cache.min_residency_pct,
+                               ctx.cache.max_residency_pct)
+
+
+def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]:
+    if step.phase == PHASE_CALLGRIND:
+        return callgrind_command(argv, str(stem.with_suffix(".callgrind.out")))
+    if ctx.counters:
+        return perf_command(argv, str(stem.with_suffix(".perf.csv")))
+    return argv
+
+
+def _extra_metrics(ctx: RunContext, step: Step, stem: Path, result: ProcessResult,
+                   parsed: ParsedOutput | None, conditions: dict[str, Any]) -> list[Metric]:
+    """Counters (perf) or instruction counts (callgrind) of a process that ran to the end."""
+    if parsed is None:
+        return []
+    if step.phase == PHASE_CALLGRIND:
+        ops = parsed.metric("operations") or parsed.metric("hist_count")
+        return parse_callgrind_total(result.stderr, ops)
+    perf_file = stem.with_suffix(".perf.csv")
+    if not ctx.counters or not perf_file.exists():
+        return []
+    metrics, unavailable = parse_perf_csv(perf_file.read_text())
+    conditions["counters_unavailable"] = unavailable
+    return metrics
 
 
 def run_step(ctx: RunContext, step: Step) -> Invocation:
     db_dir = ctx.data_dir / step.db_key
     stem = ctx.logs_dir / f"{step.seq:04d}-{step.phase}-{step.benchmark}"
     report = stem.with_suffix(".report.csv")
-    argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir, report)
     conditions = _prepare_cache(ctx, step, db_dir)
-    result = run_process(argv, stem.with_suffix(".stdout"), stem.with_suffix(".stderr"),
-                         ctx.plan.timeout_s, ctx.run_env, ctx.pin_cpus)
+    argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir, report,
+                          conditions.get("block_cache_bytes"))
+    result = run_process(_wrap(ctx, step, argv, stem), stem.with_suffix(".stdout"),
+                         stem.with_suffix(".stderr"), ctx.plan.timeout_s, ctx.run_env,
+                         ctx.pin_cpus, ctx.cgroup_procs)
     conditions["cpus_allowed"] = list(result.cpus_allowed)
+    if result.cgroups and ctx.cgroup_procs:
+        conditions["cgroups"] = [line for line in result.cgroups if "tidemark-" in line]
     report_csv = report.read_text(errors="replace") if report.exists() else ""
     status, error, parsed = _parse(ctx, step, result, report_csv)
-    metrics = list(parsed.metrics) if parsed else []
+    try:
+        extra = _extra_metrics(ctx, step, stem, result, parsed, conditions)
+    except EngineOutputError as exc:
+        status, error, extra = STATUS_PARSE_ERROR, str(exc), []
+    violation = _condition_failure(ctx, step, conditions)
+    if status == STATUS_OK and violation:
+        status, error = STATUS_CONDITION_NOT_MET, violation
+    metrics = extra if step.phase == PHASE_CALLGRIND else [*(parsed.metrics if parsed else ()), *extra]
     if "residency_pct" in conditions:
         metrics.append(Metric("page_cache_residency_pct", conditions["residency_pct"], "%", LOWER))
     return _invocation(ctx, step, status, error, result, parsed, metrics, conditions,

@@ -25,6 +25,10 @@ class MachineConf:
     # strict: a mismatch with the expectations refuses to run; otherwise the run is "unverified".
     strict: bool = False
     allow_drop_caches: bool = True
+    # Run the engine inside a cgroup (v1 cpuset/cpu/memory, or v2 where mounted with them).
+    cgroup: bool = False
+    cgroup_memory_mb: Optional[int] = None  # memory limit of the engine's cgroup
+    cgroup_cpu_quota_pct: Optional[int] = None  # CPU bandwidth cap, 100 = one full CPU
 
 
 @dataclass
@@ -95,8 +99,14 @@ class CacheConf:
     description: str = ""
     evict_page_cache: bool = False  # sync + posix_fadvise(DONTNEED) the DB files first
     drop_caches: bool = False  # also echo 3 > /proc/sys/vm/drop_caches when allowed
-    warm_passes: int = 0  # untimed reading passes before measuring
-    block_cache_fits_data: bool = False  # hot: size the block cache to the data set
+    warm_passes: int = 0  # untimed reading passes (separate processes) before measuring
+    # hot: the block cache is sized to the data set and filled by an untimed readseq inside the
+    # measured process itself (a block cache does not outlive its process).
+    block_cache_fits_data: bool = False
+    # Verification right before each measured process: residency outside these bounds marks the
+    # invocation condition_not_met.
+    min_residency_pct: Optional[float] = None
+    max_residency_pct: Optional[float] = None
 
 
 @dataclass
@@ -135,6 +145,11 @@ class TidemarkConf:
     build_jobs: int = 2
     keep_data: bool = False
     label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
+    counters: bool = True  # perf stat around each invocation, where perf exists
+    # Opt-in: one extra invocation per point under callgrind on callgrind_ops operations; its
+    # instruction count does not move with machine noise.
+    callgrind: bool = False
+    callgrind_ops: int = 20000
 
 
 def register_schemas() -> None:

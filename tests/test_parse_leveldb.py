@@ -60,3 +60,12 @@ def test_truncated_histogram_is_a_parse_error():
 def test_garbled_output_names_the_missing_line(text):
     with pytest.raises(EngineOutputError, match="no 'readrandom : ... micros/op' line"):
         parse_engine_output("leveldb", text, "readrandom", 1)
+
+
+def test_histogram_is_the_named_benchmarks_when_a_warmup_ran_first_in_process():
+    # As for cache=hot: --benchmarks=readseq,readrandom, only readrandom is measured.
+    warm = read_data("leveldb/fillseq_t1.stdout").replace("fillseq      :", "readseq      :")
+    text = warm + read_data("leveldb/readrandom_t2.stdout")
+    out = parse_engine_output("leveldb", text, "readrandom", 2)
+    assert out.metric("hist_count") == 100000  # readrandom's block, not the 50000 of the first
+    assert out.metric("micros_per_op") == 3.224

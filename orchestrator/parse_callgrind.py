@@ -1,0 +1,26 @@
+"""valgrind --tool=callgrind totals (pure): instructions executed by the whole process."""
+from __future__ import annotations
+
+import re
+
+from .errors import EngineOutputError
+from .record import LOWER, Metric
+
+COLLECTED = re.compile(r"^==\d+== Collected : (\d+)", re.MULTILINE)
+
+
+def callgrind_command(argv: list[str], out_file: str) -> list[str]:
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *argv]
+
+
+def parse_callgrind_total(stderr: str, operations: float | None) -> list[Metric]:
+    """Total Ir and, when the op count is known, instructions per operation (start-up included)."""
+    m = COLLECTED.search(stderr)
+    if not m:
+        raise EngineOutputError("no '==PID== Collected : N' line from callgrind in stderr "
+                                "(valgrind missing or the process died)")
+    total = float(m.group(1))
+    metrics = [Metric("instructions", total, "Ir", LOWER)]
+    if operations:
+        metrics.append(Metric("instructions_per_op", total / operations, "Ir/op", LOWER))
+    return metrics

@@ -1,0 +1,159 @@
+"""The report site end to end: two real LevelDB runs, one hostile run written through the store
+API, then `build_site` and the real `mkdocs build`; checks are made on the generated HTML."""
+from __future__ import annotations
+
+import re
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from orchestrator.errors import UserError
+from orchestrator.record import Invocation, Metric
+from orchestrator.store import Store
+from reports.format import slug
+from reports.site import build_site
+from tests.e2e import TIDEMARK, tidemark
+
+pytestmark = pytest.mark.engine
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+HOSTILE_RUN = "29991231T235959-bad001"
+CACHE_DIR = Path.home() / ".cache" / "tidemark"  # the real build cache: LevelDB is built once
+HREF = re.compile(r'(?:href|src)="([^"]*)"')
+
+
+def _invocation(seq: int, status: str, error: str, metrics: tuple[Metric, ...]) -> Invocation:
+    return Invocation(
+        run_id=HOSTILE_RUN, seq=seq, workload=SCRIPT, benchmark=IMG, phase="measured",
+        repetition=seq, threads=1, params={"num": 5000, "value_size": "<b>|x</b>"},
+        cache_state="warm", series_key="hostile-series", status=status, error=error,
+        exit_code=0 if status == "ok" else 1, wall_s=0.5, user_s=0.4, sys_s=0.1,
+        max_rss_kb=2048, started_at="2999-12-31T23:59:59Z", ended_at="2999-12-31T23:59:59Z",
+        command=("db_bench", f"--benchmarks={SCRIPT}", "--db=/tmp/a|b"),
+        log_path=f"/tmp/{IMG}/0001.stdout", metrics=metrics,
+        notes=(f"note {SCRIPT}",), conditions={"cpus_allowed": [0, 1], "residency_pct": 100.0})
+
+
+def add_hostile_run(db: Path) -> None:
+    """A run whose names, params, error, command and log path are all HTML and Markdown."""
+    con = duckdb.connect(str(db), read_only=True)
+    fingerprint, build_id = con.execute(
+        "SELECT machine_fingerprint, build_id FROM runs LIMIT 1").fetchone()
+    con.close()
+    store = Store(db)
+    try:
+        store.start_run({
+            "run_id": HOSTILE_RUN, "started_at": datetime(2999, 12, 31, tzinfo=timezone.utc),
+            "status": "running", "engine": "leveldb", "engine_version": "1.23",
+            "build_variant": "release", "build_id": build_id, "build_cached": True,
+            "machine_fingerprint": fingerprint, "suite": "", "label": f"{SCRIPT} | label",
+            "cache_state": "warm", "config": {"workload": {"name": SCRIPT}},
+            "overrides": [f"workload={IMG}"], "tidemark_sha": "test",
+            "machine_state": {"before": {"loadavg": [0.1, 0.2, 0.3]}}, "planned_invocations": 2,
+            "verified": True, "notes": [f"note {IMG}"]})
+        ok = (Metric("ops_per_sec", 1234.0, "ops/s", "higher"), Metric("p50_us", 1.5, "us", "lower"),
+              Metric("p99_us", 9.5, "us", "lower"))
+        store.add_invocation(_invocation(1, "ok", "", ok))
+        store.add_invocation(_invocation(2, "failed", f"exit code 1: {IMG} | pipe\n\nnext line", ()))
+        store.finish_run(HOSTILE_RUN, "partial", {"before": {"loadavg": [0.1, 0.2, 0.3]}})
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("site")
+    for _ in range(2):
+        tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
+                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}")
+    add_hostile_run(tmp / "tidemark.duckdb")
+    index = build_site(tmp / "tidemark.duckdb", tmp / "out")
+    assert index == tmp / "out" / "site" / "index.html"
+    return index.parent
+
+
+def html_pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def linking_pages(site: Path) -> list[Path]:
+    """Pages with relative links (MkDocs' 404 page uses root-absolute ones, by design)."""
+    return [page for page in html_pages(site) if page.name != "404.html"]
+
+
+def test_site_has_home_workload_run_pages_and_offline_plotly(site: Path) -> None:
+    assert (site / "index.html").is_file()
+    assert (site / "methodology.html").is_file()
+    assert (site / "runs" / "index.html").is_file()
+    assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
+    page = (site / "workloads" / "readrandom.html").read_text()
+    assert 'class="plotly-graph-div"' in page
+    assert "cdn.plot.ly" not in page and "unpkg.com" not in page
+
+
+def test_every_local_link_and_anchor_resolves(site: Path) -> None:
+    for page in linking_pages(site):
+        for href in HREF.findall(page.read_text()):
+            if href.startswith(("http://", "https://", "mailto:", "data:")) or href.startswith("#"):
+                continue
+            path, _, fragment = href.partition("#")
+            target = (page.parent / path).resolve()
+            assert target.is_file(), f"{page.relative_to(site)} links to missing {href}"
+            if fragment.startswith("inv-"):
+                assert f'id="{fragment}"' in target.read_text(), f"{href} has no anchor"
+
+
+def test_home_links_to_workloads_runs_and_latest_run(site: Path) -> None:
+    home = (site / "index.html").read_text()
+    assert 'href="workloads/readrandom.html"' in home
+    assert 'href="runs/index.html"' in home
+    assert f'href="runs/{HOSTILE_RUN}.html"' in home
+
+
+def test_trend_table_has_one_column_per_real_run(site: Path) -> None:
+    page = (site / "workloads" / "readrandom.html").read_text()
+    trend = page.split('id="trend"', 1)[1]
+    table = trend[trend.index("<table>"):trend.index("</table>")]
+    header = table[:table.index("</thead>")]
+    assert len(re.findall(r"<th[ >]", header)) == 3  # the series label + two runs
+    first_row = table[table.index("<tbody>"):].split("</tr>")[0]
+    assert re.search(r"\([+-]\d+\.\d%\)", first_row), "second run shows its change in %"
+
+
+def test_hostile_strings_are_text_everywhere(site: Path) -> None:
+    for page in html_pages(site):
+        text = page.read_text()
+        assert SCRIPT not in text, page
+        assert IMG not in text, page
+        assert "<b>|x</b>" not in text, page
+        title = re.search(r"<title>(.*?)</title>", text, re.S)
+        assert title and "<" not in title.group(1) and ">" not in title.group(1), page
+    run_page = (site / "runs" / f"{HOSTILE_RUN}.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run_page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in run_page  # the failed invocation's error
+    assert 'id="inv-0002"' in run_page and "failed" in run_page
+    workload_page = site / "workloads" / f"{slug(SCRIPT)}.html"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in workload_page.read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (site / "index.html").read_text()
+
+
+def test_cli_site_command_prints_the_index(site: Path, tmp_path: Path) -> None:
+    db = site.parents[1] / "tidemark.duckdb"
+    proc = subprocess.run([TIDEMARK, "site", "--db", str(db), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert "index.html" in proc.stdout
+
+
+def test_missing_and_empty_databases_are_one_line_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="run 'tidemark run' first"):
+        build_site(tmp_path / "absent.duckdb", tmp_path / "out")
+    Store(tmp_path / "empty.duckdb").close()
+    with pytest.raises(UserError, match="no runs") as caught:
+        build_site(tmp_path / "empty.duckdb", tmp_path / "out")
+    assert "\n" not in str(caught.value)
