@@ -16,6 +16,7 @@ from . import machine, machine_facts
 from .cgroup import Cgroup, create_cgroup, remove_cgroup
 from .build import Build, build_engine
 from .errors import ConfigError, UserError
+from .execute import parse_cpu_list
 from .plan import RunPlan, make_plan
 from .progress import BuildProgress, RunProgress, summary_table
 from .record import STATUS_OK, Invocation
@@ -40,7 +41,10 @@ def tidemark_sha() -> str:
 
 def check_pin_cpus(cpus: list[int]) -> tuple[int, ...]:
     """Refuse, before anything runs, to pin to a CPU this process cannot use."""
-    available = os.sched_getaffinity(0)
+    # The online CPUs, not this process's affinity: the orchestrator may have pinned itself.
+    online = Path("/sys/devices/system/cpu/online")
+    available = set(parse_cpu_list(online.read_text())) if online.exists() else \
+        set(range(os.cpu_count() or 1))
     missing = [c for c in cpus if c not in available]
     if missing:
         raise ConfigError(f"machine.pin_cpus names CPU {missing[0]}, which does not exist or is "
@@ -90,9 +94,9 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             console: Console) -> tuple[str, list[Invocation]]:
     """Run one job; every invocation is in the store when this returns or raises."""
     plan = make_plan(conf)
-    pin = check_pin_cpus(conf.machine.pin_cpus)
-    facts = machine.capture_facts()
+    facts = machine.capture_facts(Path(conf.data_dir).expanduser())
     notes = check_machine(conf, facts)
+    pin = check_pin_cpus(conf.machine.pin_cpus)
     _pin_orchestrator(conf.machine.orchestrator_cpus)
     cache_dir = Path(conf.cache_dir).expanduser()
     build = _build(conf, cache_dir, console)

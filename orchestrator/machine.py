@@ -1,4 +1,7 @@
-"""Probe this machine (side effects): stable facts, momentary state, fingerprint."""
+"""Probe this machine (side effects): stable facts, momentary state, fingerprint.
+
+Every path is read below `root`, so tests can point it at files captured on other machines.
+"""
 from __future__ import annotations
 
 import os
@@ -11,12 +14,12 @@ from typing import Any
 
 from . import machine_facts as mf
 
-SYS_CPU = Path("/sys/devices/system/cpu")
+CPU_DIR = "sys/devices/system/cpu"
 
 
-def _read(path: Path | str, default: str = "") -> str:
+def _read(path: Path, default: str = "") -> str:
     try:
-        return Path(path).read_text()
+        return path.read_text()
     except OSError:
         return default
 
@@ -29,46 +32,91 @@ def _first_line(argv: list[str]) -> str:
     return out.splitlines()[0].strip() if out.strip() else "not found"
 
 
-def _cache_sizes() -> dict[str, int]:
+def _cache_sizes(root: Path) -> dict[str, int]:
     sizes = {}
-    for index in sorted((SYS_CPU / "cpu0" / "cache").glob("index*")):
+    for index in sorted((root / CPU_DIR / "cpu0" / "cache").glob("index*")):
         label = mf.cache_label(_read(index / "level").strip(), _read(index / "type").strip())
         if label:
             sizes[label] = mf.parse_cache_size_kb(_read(index / "size", "0"))
     return sizes
 
 
-def _os_name() -> str:
-    for line in _read("/etc/os-release").splitlines():
+def _os_name(root: Path) -> str:
+    for line in _read(root / "etc/os-release").splitlines():
         if line.startswith("PRETTY_NAME="):
             return line.split("=", 1)[1].strip('"')
-    return platform.system()
+    return "unknown"
 
 
-def capture_facts() -> dict[str, Any]:
+def cpu_policy_facts(root: Path) -> dict[str, Any]:
+    """cpufreq governor, turbo, SMT and isolated CPUs, or 'not exposed' where the host hides them."""
+    cpu = root / CPU_DIR
+    no_turbo = _read(cpu / "intel_pstate/no_turbo").strip()
+    boost = _read(cpu / "cpufreq/boost").strip()
+    turbo = ("off" if no_turbo == "1" else "on") if no_turbo else \
+        ({"1": "on", "0": "off"}.get(boost, "not exposed"))
+    return {"cpufreq_governor": _read(cpu / "cpu0/cpufreq/scaling_governor", "not exposed").strip(),
+            "turbo": turbo,
+            "smt": _read(cpu / "smt/control", "not exposed").strip(),
+            "isolated_cpus": _read(cpu / "isolated").strip() or "none"}
+
+
+def storage_facts(root: Path, data_dir: Path) -> dict[str, Any]:
+    """Device, filesystem and rotational flag of the filesystem holding the data directory."""
+    mount = mf.mount_for(_read(root / "proc/mounts"), str(data_dir))
+    if mount is None:
+        return {"data_device": "unknown", "data_fs": "unknown", "data_rotational": "unknown"}
+    device, _, fstype = mount
+    disk = mf.block_device_name(device)
+    rotational = _read(root / "sys/block" / disk / "queue/rotational", "unknown").strip()
+    return {"data_device": device, "data_fs": fstype,
+            "data_rotational": {"0": "no (SSD/virtual)", "1": "yes"}.get(rotational, rotational)}
+
+
+def capture_facts(data_dir: Path, root: Path = Path("/")) -> dict[str, Any]:
     """Stable facts of this host: the fingerprint is computed from these."""
-    facts: dict[str, Any] = mf.parse_cpuinfo(_read("/proc/cpuinfo"))
-    facts.update(_cache_sizes())
-    ram = mf.parse_meminfo(_read("/proc/meminfo")).get("MemTotal", 0)
+    facts: dict[str, Any] = mf.parse_cpuinfo(_read(root / "proc/cpuinfo"))
+    facts.update(_cache_sizes(root))
+    ram = mf.parse_meminfo(_read(root / "proc/meminfo")).get("MemTotal", 0)
     facts.update({
         "ram_gib": round(ram / 2**30, 1),
-        "kernel": platform.release(),
-        "os": _os_name(),
+        "kernel": _read(root / "proc/sys/kernel/osrelease").strip() or platform.release(),
+        "os": _os_name(root),
         "arch": platform.machine(),
         "hostname": socket.gethostname(),
         "python": sys.version.split()[0],
         "compiler": _first_line(["c++", "--version"]),
         "cmake": _first_line(["cmake", "--version"]),
-        "cpufreq_governor": _read(SYS_CPU / "cpu0/cpufreq/scaling_governor", "not exposed").strip(),
-        "smt": _read(SYS_CPU / "smt/control", "not exposed").strip(),
-        "isolated_cpus": _read(SYS_CPU / "isolated").strip() or "none",
     })
+    facts.update(cpu_policy_facts(root))
+    facts.update(storage_facts(root, data_dir))
     facts["fingerprint"] = mf.fingerprint(facts)
     return facts
 
 
-def capture_state() -> dict[str, Any]:
-    """Momentary state at measurement time: memory and load (never part of the fingerprint)."""
+def busy_processes(limit: int = 5) -> list[dict[str, Any]]:
+    """The processes using the most CPU right now (another job skews any benchmark)."""
+    import psutil
+
+    procs = list(psutil.process_iter(["pid", "name"]))
+    for p in procs:
+        try:
+            p.cpu_percent(None)
+        except psutil.Error:
+            pass
+    psutil.cpu_percent(interval=0.2)
+    usage = []
+    for p in procs:
+        try:
+            usage.append({"pid": p.pid, "name": p.info["name"], "cpu_pct": p.cpu_percent(None)})
+        except psutil.Error:
+            continue
+    return sorted(usage, key=lambda u: -u["cpu_pct"])[:limit]
+
+
+def capture_state(root: Path = Path("/")) -> dict[str, Any]:
+    """Momentary state at measurement time: memory, load, busy processes (never fingerprinted)."""
     load1, load5, load15 = os.getloadavg()
-    return {"memory": mf.memory_state(mf.parse_meminfo(_read("/proc/meminfo"))),
-            "loadavg": [round(load1, 2), round(load5, 2), round(load15, 2)]}
+    return {"memory": mf.memory_state(mf.parse_meminfo(_read(root / "proc/meminfo"))),
+            "loadavg": [round(load1, 2), round(load5, 2), round(load15, 2)],
+            "busy_processes": busy_processes()}

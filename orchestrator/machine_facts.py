@@ -102,3 +102,28 @@ def expectation_mismatches(facts: dict[str, Any], cpu_model_pattern: str,
     if ram_gib is not None and abs(found_ram - ram_gib) > ram_tolerance * ram_gib:
         problems.append(f"ram_gib: expected {ram_gib:g} (±{ram_tolerance:.0%}), found {found_ram:g}")
     return problems
+
+
+def mount_for(mounts: str, path: str) -> tuple[str, str, str] | None:
+    """(device, mount point, fstype) of the longest /proc/mounts entry containing path."""
+    best = None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        device, point, fstype = fields[0], fields[1], fields[2]
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) > len(best[1])):
+            best = (device, point, fstype)
+    return best
+
+
+def block_device_name(device: str) -> str:
+    """/dev/nvme0n1p2 → nvme0n1, /dev/sda1 → sda, /dev/vda → vda: the disk in /sys/block."""
+    import re
+
+    name = device.rsplit("/", 1)[-1]
+    m = re.match(r"^(nvme\d+n\d+|mmcblk\d+)(p\d+)?$", name)
+    if m:
+        return m.group(1)
+    return re.sub(r"\d+$", "", name)

@@ -14,6 +14,7 @@ from orchestrator.errors import UserError
 from orchestrator.record import Invocation, Metric
 from orchestrator.store import Store
 from reports.format import slug
+from reports.render import mkdocs_build
 from reports.site import build_site
 from tests.e2e import TIDEMARK, tidemark
 
@@ -156,4 +157,12 @@ def test_missing_and_empty_databases_are_one_line_user_errors(tmp_path: Path) ->
     Store(tmp_path / "empty.duckdb").close()
     with pytest.raises(UserError, match="no runs") as caught:
         build_site(tmp_path / "empty.duckdb", tmp_path / "out")
+    assert "\n" not in str(caught.value)
+
+
+def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: x\ntheme:\n  name: no-such-theme\n")
+    with pytest.raises(UserError, match="mkdocs build failed") as caught:
+        mkdocs_build(config)
     assert "\n" not in str(caught.value)

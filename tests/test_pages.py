@@ -1,0 +1,166 @@
+"""Pure page builders and formatting: Δ%, spread/CV, the escaping `cell` filter, trend rows."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from markupsafe import Markup
+
+from reports import charts
+from reports.format import Link, cell, cpu_ranges, latency, nav_title, num, slug
+from reports.pages import (cv_pct, delta_pct, home_page, params_summary, spread_text, trend_table,
+                           workload_page)
+from reports.render import environment
+from reports.run_page import state_rows
+
+NAN = float("nan")
+
+
+def assert_close(result: float | None, expected: float | None) -> None:
+    if expected is None:
+        assert result is None
+    else:
+        assert result == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("new, old, expected", [
+    (110.0, 100.0, 10.0),
+    (90.0, 100.0, -10.0),
+    (100.0, 100.0, 0.0),
+    (5.0, 0.0, None),  # no change in percent from zero
+    (NAN, 100.0, None),
+    (100.0, None, None),
+])
+def test_delta_pct(new, old, expected):
+    assert_close(delta_pct(new, old), expected)
+
+
+@pytest.mark.parametrize("std, mean, expected", [
+    (10.0, 200.0, 5.0),
+    (0.0, 200.0, 0.0),
+    (NAN, 200.0, None),  # one repetition: DuckDB's stddev_samp is NULL
+    (1.0, 0.0, None),
+])
+def test_cv_pct(std, mean, expected):
+    assert_close(cv_pct(std, mean), expected)
+
+
+def test_spread_and_number_formats():
+    assert spread_text(250000.4, 280000.6) == "250,000–280,001"
+    assert spread_text(NAN, 1.0) == "–"
+    assert num(1234567.891) == "1,234,568" and num(39.84, 1) == "39.8" and num(None) == "–"
+    assert latency(2.781) == "2.78" and latency(1234.5) == "1,234" and latency(NAN) == "–"
+    assert params_summary({"num": 100000, "value_size": 100, "key_size": 16}) == \
+        "num=100,000 value_size=100"
+    assert params_summary({}) == "–"
+    assert cpu_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8" and cpu_ranges([]) == "–"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
+    ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
+    ("a|b", "a&#124;b"),
+    ("line one\nline two", "line one<br>line two"),
+    ("*bold* _em_ `code` [x](y)", "&#42;bold&#42; &#95;em&#95; &#96;code&#96; &#91;x&#93;(y)"),
+    ('"quoted" & more', "&#34;quoted&#34; &amp; more"),
+    (None, "–"),
+    ("", "–"),
+    (NAN, "–"),
+    (42, "42"),
+])
+def test_cell_escapes_html_and_markdown(value, expected):
+    out = cell(value)
+    assert isinstance(out, Markup) and str(out) == expected
+
+
+def test_cell_link_escapes_text_and_encodes_href():
+    out = str(cell(Link("<b>|x", "../runs/a b.md#inv-0003")))
+    assert out == "[&lt;b&gt;&#124;x](../runs/a%20b.md#inv-0003)"
+
+
+def test_templates_autoescape_and_cell_filter():
+    env = environment()
+    rendered = env.from_string("{{ name }} | {{ name|cell }}").render(name="<i>|")
+    assert rendered == "&lt;i&gt;| | &lt;i&gt;&#124;"
+
+
+def test_slug_and_nav_title_are_plain_and_distinct():
+    assert slug("readrandom") == "readrandom"
+    hostile = slug("<script>alert(1)</script>")
+    assert hostile.startswith("script-alert-1-script-") and "<" not in hostile
+    assert slug("a/b") != slug("a:b")
+    assert nav_title("readrandom") == "readrandom"
+    assert nav_title("<script>x</script>") == slug("<script>x</script>")
+
+
+def _point(run_id: str, day: int, ops: float, threads: int = 2, **extra) -> dict:
+    row = {"run_id": run_id, "series_key": f"s{threads}", "workload": "readrandom",
+           "benchmark": "readrandom", "threads": threads, "params": {"num": 1000},
+           "cache_state": "warm", "n": 3, "n_ok": 3, "first_seq": 3, "ops_median": ops,
+           "ops_min": ops * 0.9, "ops_max": ops * 1.1, "ops_mean": ops, "ops_std": ops * 0.05,
+           "p50_median": 2.5, "p99_median": 9.0, "mb_median": NAN,
+           "started_at": pd.Timestamp(f"2026-01-{day:02d} 10:00", tz="UTC"),
+           "engine": "leveldb", "engine_version": "1.23", "build_variant": "release"}
+    row.update(extra)
+    return row
+
+
+def points_frame() -> pd.DataFrame:
+    return pd.DataFrame([
+        _point("r1", 1, 100.0), _point("r2", 2, 110.0), _point("r3", 3, 99.0),
+        _point("r1", 1, 50.0, threads=1), _point("r3", 3, 60.0, threads=1),
+    ])
+
+
+def test_trend_table_columns_oldest_first_and_delta_against_previous_value():
+    table = trend_table(points_frame(), "../")
+    assert [c.href for c in table["columns"]] == [f"../runs/{r}.md" for r in ("r1", "r2", "r3")]
+    by_threads = {row["key"]: row["cells"] for row in table["rows"]}
+    two = by_threads["s2"]
+    assert [c.text for c in two] == ["100", "110 (+10.0%)", "99 (-10.0%)"]
+    assert two[1].href == "../runs/r2.md#inv-0003"
+    one = by_threads["s1"]
+    assert one[1] is None  # not run in r2: an empty cell, and r3 compares with r1
+    assert one[2].text == "60 (+20.0%)"
+
+
+def test_workload_page_latest_rows_spread_cv_and_chart_series():
+    page = workload_page("readrandom", points_frame())
+    assert page["latest_run"].href == "../runs/r3.md"
+    rows = {row["threads"].text: row for row in page["rows"]}
+    assert rows["2"]["ops"].text == "99" and rows["2"]["spread"].text == "89–109"
+    assert rows["2"]["cv"].text == "5.0%" and rows["2"]["ok_n"].text == "3/3"
+    assert rows["2"]["mb"] is None  # LevelDB readrandom prints no MB/s
+    series = {s["key"]: s for s in page["series"]}
+    assert series["s2"]["median"] == [100.0, 110.0, 99.0]
+    assert series["s2"]["run_ids"] == ["r1", "r2", "r3"]
+
+
+def test_home_page_uses_latest_run_and_links_workloads():
+    runs = pd.DataFrame([{
+        "run_id": "r3", "started_at": pd.Timestamp("2026-01-03 10:00", tz="UTC"),
+        "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",
+        "hostname": "vm", "cpu_model": "Xeon", "logical_cpus": 2, "status": "ok",
+        "n_ok": 5, "n_failed": 1, "n_invocations": 6, "label": ""}])
+    page = home_page(runs, points_frame())
+    assert len(page["rows"]) == 2
+    assert all(row["ops"].href.startswith("runs/r3.md#inv-") for row in page["rows"])
+    assert page["workloads"][0].href == "workloads/readrandom.md"
+    summary = dict(page["summary"])
+    assert summary["Invocations ok / failed"].text == "5 / 1 of 6"
+
+
+def test_state_rows_show_memory_in_gib_before_and_after():
+    rows = state_rows({"before": {"memory": {"free": 2 * 2**30}, "loadavg": [1, 2, 3]},
+                       "after": {"memory": {"free": 2**30}}})
+    assert rows == [("loadavg", "1 2 3", "–"), ("memory.free", "2.00 GiB", "1.00 GiB")]
+
+
+def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
+    series = [{"label": "<b>x</b>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"],
+               "median": [1.0], "low": [0.5], "high": [1.5], "run_ids": ["r1"],
+               "versions": ["leveldb 1.23"]}]
+    html = charts.trend_chart(series, "trend-0")
+    assert html.startswith("<div>") and 'id="trend-0"' in html and "plotly-graph-div" in html
+    assert "<script src" not in html  # plotly.js is served once from the site's assets
+    assert 'window.addEventListener("DOMContentLoaded"' in html
+    assert "<b>x</b>" not in html
