@@ -6,7 +6,6 @@ so a workload named `<script>` shows as text and a `|` cannot break a Markdown t
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +28,13 @@ class Link:
 
 
 def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN or NaT (a value is missing when it differs from itself)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):  # arrays and pandas.NA have no single truth value
+        return False
 
 
 def num(value: Any, digits: int = 0) -> str:
@@ -83,3 +88,32 @@ def slug(name: str) -> str:
 def anchor(seq: int) -> str:
     """The id of an invocation's row on its run page."""
     return f"inv-{int(seq):04d}"
+
+
+def date(ts: Any) -> str:
+    """A run's start as 'YYYY-MM-DD HH:MM UTC' (the store keeps UTC)."""
+    if is_missing(ts):
+        return MISSING
+    return ts.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def cpu_ranges(cpus: list[int] | None) -> str:
+    """[0, 1, 2, 5] → '0-2,5', the way Linux prints CPU lists."""
+    if not cpus:
+        return MISSING
+    ordered = sorted(set(int(c) for c in cpus))
+    parts, start, prev = [], ordered[0], ordered[0]
+    for cpu in ordered[1:] + [None]:
+        if cpu is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if cpu is not None:
+            start = prev = cpu
+    return ",".join(parts)
+
+
+def nav_title(name: str) -> str:
+    """A title for MkDocs' nav: themes print it unescaped (and `striptags` un-escapes it into
+    <title>), so a name with anything beyond plain characters is shown by its slug there."""
+    return name if re.fullmatch(r"[A-Za-z0-9 ._()-]+", name) else slug(name)

@@ -1,0 +1,63 @@
+"""Plotly figures → HTML fragments for the pages (plotly.js itself is served once, offline)."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import plotly.graph_objects as go
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+HOVER = ("%{customdata[0]}<br>%{customdata[1]}<br>%{x|%Y-%m-%d %H:%M}<br>"
+         "median %{y:,.0f} ops/s<br>min–max %{customdata[2]}<extra></extra>")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    red, green, blue = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def _series_traces(series: dict[str, Any], color: str) -> list[go.Scatter]:
+    """A min–max band (two traces, filled between) under the median line."""
+    # Plotly renders some HTML in names and hover text: escape what came from the database.
+    name = html.escape(series["label"])
+    band = dict(x=series["x"], mode="lines", line=dict(width=0), legendgroup=series["key"],
+                showlegend=False, hoverinfo="skip")
+    custom = [[html.escape(run_id), html.escape(version), f"{low:,.0f}–{high:,.0f}"]
+              for run_id, version, low, high in zip(series["run_ids"], series["versions"],
+                                                    series["low"], series["high"])]
+    return [
+        go.Scatter(y=series["high"], name=name + " max", **band),
+        go.Scatter(y=series["low"], name=name + " min", fill="tonexty",
+                   fillcolor=_rgba(color, 0.18), **band),
+        go.Scatter(x=series["x"], y=series["median"], name=name, mode="lines+markers",
+                   line=dict(color=color), legendgroup=series["key"], customdata=custom,
+                   hovertemplate=HOVER),
+    ]
+
+
+def _defer_until_loaded(fragment: str) -> str:
+    """Run the inline plot script after the page's scripts (plotly.js is loaded at the end of
+    <body> by MkDocs' extra_javascript, i.e. after this inline script would otherwise run)."""
+    opening = '<script type="text/javascript">'
+    if fragment.count(opening) != 1:
+        raise ValueError("unexpected plotly HTML: expected one inline script")
+    fragment = fragment.replace(opening, opening + 'window.addEventListener("DOMContentLoaded", '
+                                "function () {", 1)
+    head, _, tail = fragment.rpartition("</script>")
+    return head + "});</script>" + tail
+
+
+def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
+    """Median ops/s per run (x = run date) with a min–max band over repetitions, as a div."""
+    figure = go.Figure()
+    for index, series in enumerate(series_list):
+        for trace in _series_traces(series, COLORS[index % len(COLORS)]):
+            figure.add_trace(trace)
+    figure.update_layout(template="simple_white", height=460, hovermode="closest",
+                         margin=dict(l=60, r=20, t=20, b=60),
+                         yaxis=dict(title="ops/s (median of repetitions)", rangemode="tozero"),
+                         xaxis=dict(title="run start (UTC)"),
+                         legend=dict(orientation="h", yanchor="top", y=-0.22))
+    fragment = figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id,
+                              config={"displaylogo": False, "responsive": True})
+    return _defer_until_loaded(fragment)

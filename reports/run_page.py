@@ -1,0 +1,95 @@
+"""The page of one run (pure): config, provenance, machine, and every invocation it made."""
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pandas as pd
+
+from .format import MISSING, anchor, cpu_ranges, is_missing, latency, nav_title, num
+from .pages import point_row, run_summary
+
+GIB = 2**30
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → {'memory.available': ...}; lists stay values."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def state_value(key: str, value: Any) -> str:
+    """Memory in GiB (the probe stores bytes), lists space-separated, the rest as is."""
+    if is_missing(value):
+        return MISSING
+    if key.startswith("memory.") and isinstance(value, (int, float)):
+        return f"{value / GIB:.2f} GiB"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def state_rows(machine_state: dict[str, Any] | None) -> list[tuple[str, str, str]]:
+    """(key, before, after) for the machine state captured around the run."""
+    before = flatten((machine_state or {}).get("before") or {})
+    after = flatten((machine_state or {}).get("after") or {})
+    keys = sorted(set(before) | set(after))
+    return [(k, state_value(k, before.get(k)), state_value(k, after.get(k))) for k in keys]
+
+
+def build_rows(run: pd.Series) -> list[tuple[str, Any]]:
+    """Where the engine binary came from and how it was built."""
+    flags = run["cmake_flags"] or []
+    return [
+        ("Engine", f"{run['engine']} {run['engine_version']}"),
+        ("Build id / variant", f"{run['build_id']} / {run['build_variant']}"),
+        ("Source", f"{run['source_kind']}: {run['source_package']} {run['source_version']}"),
+        ("Compiler", f"{run['compiler']} ({run['compiler_version']})"),
+        ("CMake", f"{run['cmake_version']}: {' '.join(flags)}"),
+        ("Build seconds", num(run["build_seconds"], 1)),
+        ("Binary sha256", run["binary_sha256"]),
+        ("Cached build", "yes" if run["build_cached"] else "no"),
+        ("Tidemark commit", run["tidemark_sha"]),
+    ]
+
+
+def facts_rows(facts: dict[str, Any] | None) -> list[tuple[str, str]]:
+    return [(key, state_value(key, value)) for key, value in sorted((facts or {}).items())]
+
+
+def invocation_row(inv: pd.Series) -> dict[str, Any]:
+    """Everything the invocation table shows; numbers are pre-formatted text."""
+    conditions = inv["conditions"] or {}
+    return {
+        "anchor": anchor(inv["seq"]), "seq": int(inv["seq"]), "workload": inv["workload"],
+        "benchmark": inv["benchmark"], "phase": inv["phase"], "rep": int(inv["repetition"]),
+        "threads": int(inv["threads"]), "status": inv["status"], "ok": inv["status"] == "ok",
+        "error": inv["error"] or "", "ops": num(inv["ops"]), "p50": latency(inv["p50"]),
+        "p99": latency(inv["p99"]), "wall": num(inv["wall_s"], 2),
+        "rss_mb": num(inv["max_rss_kb"] / 1024, 1) if not is_missing(inv["max_rss_kb"]) else MISSING,
+        "cpus": cpu_ranges(conditions.get("cpus_allowed")),
+        "residency": num(inv["residency"], 1),
+        "command": shlex.join(inv["command"] or []) or MISSING,
+        "log_path": inv["log_path"] or MISSING,
+        "notes": "; ".join(inv["notes"] or []),
+    }
+
+
+def run_page(run: pd.Series, points: pd.DataFrame, invocations: pd.DataFrame) -> dict[str, Any]:
+    """All of one run; `points` and `invocations` are already filtered to this run."""
+    overrides = run["overrides"] or []
+    return {
+        "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}", "summary": run_summary(run, "../"),
+        "results": [point_row(p, "") for _, p in points.iterrows()],
+        "command": "tidemark run " + shlex.join(overrides) if overrides else "tidemark run",
+        "config": json.dumps(run["config"], indent=2, sort_keys=True),
+        "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),
+        "state": state_rows(run["machine_state"]),
+        "invocations": [invocation_row(inv) for _, inv in invocations.iterrows()],
+        "notes": [str(n) for n in run["notes"] or []],
+    }
