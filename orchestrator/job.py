@@ -112,8 +112,8 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
         store.start_run(record)
         ctx = RunContext(run_id=run_id, plan=plan, build=build,
                          machine_fingerprint=facts["fingerprint"], pin_cpus=pin,
-                         run_env=dict(conf.build.run_env), cache=conf.cache,
-                         drop_caches=conf.cache.drop_caches and conf.machine.allow_drop_caches,
+                         run_env=dict(conf.build.run_env),
+                         allow_drop_caches=conf.machine.allow_drop_caches,
                          logs_dir=results / "logs" / run_id,
                          data_dir=Path(conf.data_dir).expanduser() / run_id,
                          counters=counters, cgroup_procs=group.procs_files if group else ())

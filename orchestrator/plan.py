@@ -35,6 +35,7 @@ class Step:
     params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, hashable
     db_key: str  # which database directory the step uses
     fresh_db: bool  # True: the engine starts from an empty database
+    cache_state: str = ""  # a key of RunPlan.caches
     # Untimed benchmarks run first in the same process (cache=hot fills the block cache).
     prelude: tuple[str, ...] = ()
 
@@ -52,10 +53,11 @@ class RunPlan:
     engine: str
     engine_version: str
     build_variant: str
-    cache_state: str
+    cache_state: str  # the run's cache state; suite items may name others (Step.cache_state)
     suite: str
     timeout_s: float
     steps: tuple[Step, ...]
+    caches: Mapping[str, CacheConf] = dataclasses.field(default_factory=dict)
 
     @property
     def measured_count(self) -> int:
@@ -68,6 +70,7 @@ class _Point:
     params: WorkloadParams
     threads: int
     repetitions: int
+    cache: CacheConf
 
 
 def canonical_json(value: Any) -> str:
@@ -88,9 +91,9 @@ def params_items(params: WorkloadParams) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(items.items()))
 
 
-def data_set_key(engine: str, params: WorkloadParams) -> str:
+def data_set_key(params: WorkloadParams) -> str:
     """Steps that would build the same data set share one database directory."""
-    shaping = {"engine": engine, "num": params.num, "value_size": params.value_size,
+    shaping = {"num": params.num, "value_size": params.value_size,
                "key_size": params.key_size, "compression": params.compression}
     return short_hash(shaping, 10)
 
@@ -105,7 +108,7 @@ def apply_param_overrides(params: WorkloadParams, overrides: Mapping[str, Any]) 
 
 def _points(cfg: TidemarkConf) -> list[_Point]:
     if cfg.workload is not None:
-        return [_Point(cfg.workload, cfg.workload.params, cfg.threads, cfg.repetitions)]
+        return [_Point(cfg.workload, cfg.workload.params, cfg.threads, cfg.repetitions, cfg.cache)]
     if cfg.suite is None:
         raise ConfigError("no workload and no suite selected; pass workload=NAME or suite=NAME")
     points = []
@@ -115,9 +118,22 @@ def _points(cfg: TidemarkConf) -> list[_Point]:
             raise ConfigError(f"suite {cfg.suite.name!r} item names workload {item.workload!r}, "
                               f"which it does not load; loaded: {', '.join(sorted(cfg.suite.workloads))}")
         params = apply_param_overrides(workload.params, item.params)
-        for threads in item.threads or [cfg.threads]:
-            points.append(_Point(workload, params, threads, item.repetitions or cfg.repetitions))
+        for cache in _item_caches(cfg, item.caches):
+            for threads in item.threads or [cfg.threads]:
+                points.append(_Point(workload, params, threads, item.repetitions or cfg.repetitions,
+                                     cache))
     return points
+
+
+def _item_caches(cfg: TidemarkConf, names: list[str]) -> list[CacheConf]:
+    if not names:
+        return [cfg.cache]
+    assert cfg.suite is not None
+    unknown = [n for n in names if n not in cfg.suite.caches]
+    if unknown:
+        raise ConfigError(f"suite {cfg.suite.name!r} item names cache state {unknown[0]!r}, which "
+                          f"it does not load; loaded: {', '.join(sorted(cfg.suite.caches)) or 'none'}")
+    return [cfg.suite.caches[n] for n in names]
 
 
 def _check_point(point: _Point, engine: str) -> None:
@@ -138,19 +154,20 @@ def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> Wor
     return dataclasses.replace(params, reads=min(params.reads or params.num, ops))
 
 
-def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, cache: CacheConf,
-                     first_seq: int, callgrind_ops: int = 0) -> list[Step]:
+def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
+                     callgrind_ops: int = 0) -> list[Step]:
     wl = point.workload
+    cache = point.cache
     warm_passes = cache.warm_passes
     in_process_warm = cache.block_cache_fits_data and not wl.fresh_db
     items = params_items(point.params)
-    db_key = data_set_key(engine, point.params)
+    db_key = data_set_key(point.params)
     steps: list[Step] = []
 
     def add(benchmark: str, phase: str, rep: int, threads: int, fresh: bool) -> None:
         prelude = (WARM_PASS_BENCHMARK,) if in_process_warm and phase != PHASE_SETUP else ()
         steps.append(Step(first_seq + len(steps), index, wl.name, benchmark, phase, rep, threads,
-                          items, db_key, fresh, prelude))
+                          items, db_key, fresh, cache.name, prelude))
 
     # A setup builds the data set once per point, single-threaded, before its repetitions.
     for i, setup_benchmark in enumerate(wl.setup):
@@ -166,7 +183,7 @@ def _steps_for_point(point: _Point, index: int, engine: str, warmups: int, cache
     if callgrind_ops:
         reduced = params_items(_callgrind_params(wl, point.params, callgrind_ops))
         steps.append(Step(first_seq + len(steps), index, wl.name, wl.benchmark, PHASE_CALLGRIND,
-                          1, point.threads, reduced, db_key, wl.fresh_db))
+                          1, point.threads, reduced, db_key, wl.fresh_db, cache.name))
     return steps
 
 
@@ -176,22 +193,23 @@ def make_plan(cfg: TidemarkConf) -> RunPlan:
     if cfg.warmups < 0:
         raise ConfigError(f"warmups={cfg.warmups}; use 0 or more")
     steps: list[Step] = []
+    caches: dict[str, CacheConf] = {}
     for index, point in enumerate(_points(cfg), start=1):
         _check_point(point, engine)
-        steps.extend(_steps_for_point(point, index, engine, cfg.warmups, cfg.cache,
-                                      len(steps) + 1, cfg.callgrind_ops if cfg.callgrind else 0))
+        steps.extend(_steps_for_point(point, index, cfg.warmups, len(steps) + 1,
+                                      cfg.callgrind_ops if cfg.callgrind else 0))
+        caches[point.cache.name] = point.cache
     suite = "" if cfg.workload is not None or cfg.suite is None else cfg.suite.name
     return RunPlan(engine=engine, engine_version=cfg.engine.version, build_variant=cfg.build.name,
                    cache_state=cfg.cache.name, suite=suite, timeout_s=cfg.timeout_s,
-                   steps=tuple(steps))
+                   steps=tuple(steps), caches=caches)
 
 
-def series_identity(engine: str, step: Step, cache_state: str, build_variant: str,
-                    compiler_version: str, cmake_flags: tuple[str, ...],
-                    machine_fingerprint: str) -> dict[str, Any]:
+def series_identity(engine: str, step: Step, build_variant: str, compiler_version: str,
+                    cmake_flags: tuple[str, ...], machine_fingerprint: str) -> dict[str, Any]:
     """What must match for two invocations to be comparable; the engine version never does."""
     return {"engine": engine, "workload": step.workload, "benchmark": step.benchmark,
-            "params": step.params_dict, "threads": step.threads, "cache_state": cache_state,
+            "params": step.params_dict, "threads": step.threads, "cache_state": step.cache_state,
             "build_variant": build_variant, "compiler_version": compiler_version,
             "cmake_flags": list(cmake_flags), "machine_fingerprint": machine_fingerprint}
 

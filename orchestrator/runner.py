@@ -24,7 +24,6 @@ from .plan import (PHASE_CALLGRIND, PHASE_SETUP, RunPlan, Step, hot_block_cache_
 from .record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
                      STATUS_PARSE_ERROR, STATUS_SKIPPED, STATUS_TIMEOUT, Invocation, Metric,
                      ParsedOutput, ProcessResult)
-from .schema import CacheConf
 from .store import Store
 
 
@@ -41,8 +40,7 @@ class RunContext:
     machine_fingerprint: str
     pin_cpus: tuple[int, ...]
     run_env: dict[str, str]
-    cache: CacheConf
-    drop_caches: bool  # the cache state asks for it and the machine profile allows it
+    allow_drop_caches: bool  # the machine profile allows dropping all caches
     logs_dir: Path
     data_dir: Path
     counters: bool = False  # perf stat around each invocation
@@ -86,8 +84,10 @@ def _parse(ctx: RunContext, step: Step, result: ProcessResult,
 def _prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
     """Cold eviction before measured steps; residency measured right before the process."""
     conditions: dict[str, Any] = {}
-    if ctx.cache.evict_page_cache and step.is_measured and not step.fresh_db:
-        conditions["cache_procedure"] = cachestate.evict_page_cache(db_dir, ctx.drop_caches)
+    cache = ctx.plan.caches[step.cache_state]
+    if cache.evict_page_cache and step.is_measured and not step.fresh_db:
+        drop = cache.drop_caches and ctx.allow_drop_caches
+        conditions["cache_procedure"] = cachestate.evict_page_cache(db_dir, drop)
     if not step.fresh_db:
         residency = cachestate.measure_residency(db_dir)
         conditions["residency_pct"] = round(residency.percent, 2)
@@ -101,8 +101,9 @@ def _prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
 def _condition_failure(ctx: RunContext, step: Step, conditions: dict[str, Any]) -> str:
     if not step.is_measured or "residency_pct" not in conditions:
         return ""
-    return residency_violation(conditions["residency_pct"], ctx.cache.min_residency_pct,
-                               ctx.cache.max_residency_pct)
+    cache = ctx.plan.caches[step.cache_state]
+    return residency_violation(conditions["residency_pct"], cache.min_residency_pct,
+                               cache.max_residency_pct)
 
 
 def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]:
@@ -159,7 +160,7 @@ def run_step(ctx: RunContext, step: Step) -> Invocation:
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
-    return series_identity(ctx.plan.engine, step, ctx.plan.cache_state, ctx.plan.build_variant,
+    return series_identity(ctx.plan.engine, step, ctx.plan.build_variant,
                            ctx.build.compiler_version, ctx.build.cmake_flags,
                            ctx.machine_fingerprint)
 
@@ -170,7 +171,7 @@ def _invocation(ctx: RunContext, step: Step, status: str, error: str,
     return Invocation(
         run_id=ctx.run_id, seq=step.seq, workload=step.workload, benchmark=step.benchmark,
         phase=step.phase, repetition=step.repetition, threads=step.threads,
-        params=step.params_dict, cache_state=ctx.plan.cache_state,
+        params=step.params_dict, cache_state=step.cache_state,
         series_key=series_key(step_identity(ctx, step)), status=status, error=error,
         exit_code=result.exit_code if result else None, wall_s=result.wall_s if result else 0.0,
         user_s=result.user_s if result else 0.0, sys_s=result.sys_s if result else 0.0,

@@ -113,6 +113,7 @@ class CacheConf:
 class SuiteItem:
     workload: str = MISSING  # a key of the suite's workloads
     threads: List[int] = field(default_factory=list)  # empty: the run's `threads`
+    caches: List[str] = field(default_factory=list)  # keys of the suite's caches; empty: the run's
     repetitions: Optional[int] = None
     params: Dict[str, Any] = field(default_factory=dict)  # overrides of the workload's params
 
@@ -122,6 +123,7 @@ class SuiteConf:
     name: str = MISSING
     description: str = ""
     workloads: Dict[str, WorkloadConf] = field(default_factory=dict)
+    caches: Dict[str, CacheConf] = field(default_factory=dict)  # for items naming cache states
     items: List[SuiteItem] = field(default_factory=list)
 
 

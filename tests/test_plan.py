@@ -75,10 +75,23 @@ def test_workload_not_on_engine_is_refused(compose_conf):
 
 def test_series_key_ignores_engine_version_but_not_threads(compose_conf):
     step = make_plan(compose_conf(["workload=readrandom"])).steps[-1]
-    base = series_identity("rocksdb", step, "warm", "release", "gcc 12", ("-DX=1",), "fp")
+    base = series_identity("rocksdb", step, "release", "gcc 12", ("-DX=1",), "fp")
     other_threads = series_identity("rocksdb", step.__class__(**{**step.__dict__, "threads": 4}),
-                                    "warm", "release", "gcc 12", ("-DX=1",), "fp")
+                                    "release", "gcc 12", ("-DX=1",), "fp")
     assert "engine_version" not in base
     assert series_key(base) == series_key(dict(base))
     assert series_key(base) != series_key(other_threads)
     assert series_key(base) != series_key({**base, "machine_fingerprint": "other"})
+
+
+def test_suite_items_may_name_cache_states_the_suite_loads(compose_conf):
+    conf = compose_conf(["suite=scaling"])
+    plan = make_plan(conf)
+    measured = [s for s in plan.steps if s.is_measured and s.workload == "readrandom"]
+    assert sorted({(s.cache_state, s.threads) for s in measured}) == \
+        [("cold", 1), ("warm", 1), ("warm", 2), ("warm", 4)]
+    assert set(plan.caches) == {"cold", "warm"}
+    assert plan.caches["cold"].evict_page_cache and plan.caches["cold"].max_residency_pct == 5
+    conf.suite.items[0].caches = ["tepid"]
+    with pytest.raises(ConfigError, match="cache state 'tepid'"):
+        make_plan(conf)
