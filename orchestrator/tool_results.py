@@ -1,0 +1,81 @@
+"""What a benchmark tool's result file holds, tool-neutral (frozen records, pure).
+
+The adapters (parse_gbench, parse_hyperfine, parse_jsonmap, and the db_bench log importer) turn
+a file into a ToolReport; the runner and the importer turn its rows into invocation records.
+A repetition is a row measured once; an aggregate (mean, median, stddev, cv, a custom
+statistic, Big-O, RMS) is computed by the tool from repetitions and is never counted as one.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .record import Metric
+
+ROW_OK = "ok"
+ROW_FAILED = "failed"  # the tool reported an error for this row
+ROW_SKIPPED = "skipped"  # the tool skipped this row on purpose
+
+# A name segment such as "threads:4" in "BM_Get/1024/threads:4/real_time".
+_THREADS_SEGMENT = re.compile(r"/threads:(\d+)(?=/|$)")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One repetition of one benchmark as the tool reported it."""
+
+    name: str  # benchmark name without the thread-count segment
+    repetition: int  # 1-based
+    threads: int
+    status: str  # ok | failed | skipped
+    error: str = ""
+    metrics: tuple[Metric, ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()  # sorted (name, value) pairs
+    notes: tuple[str, ...] = ()
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class AggregateRow:
+    """A statistic the tool computed over repetitions (mean, cv, BigO, ...)."""
+
+    name: str  # the benchmark the statistic describes
+    aggregate: str  # mean | median | stddev | cv | BigO | RMS | min | max | a custom name
+    threads: int
+    metrics: tuple[Metric, ...]
+    params: tuple[tuple[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolReport:
+    """Everything one result file holds."""
+
+    tool: str  # gbench_json | hyperfine_json | json_map | db_bench_rocksdb | db_bench_leveldb
+    rows: tuple[ResultRow, ...]
+    aggregates: tuple[AggregateRow, ...] = ()
+    context: dict[str, Any] = field(default_factory=dict)  # host, cpus, build type, ...
+
+
+def strip_threads(name: str) -> tuple[str, int | None]:
+    """'BM_Get/threads:4/real_time' → ('BM_Get/real_time', 4); no segment → (name, None)."""
+    match = _THREADS_SEGMENT.search(name)
+    if not match:
+        return name, None
+    return name[:match.start()] + name[match.end():], int(match.group(1))
+
+
+def finite_metrics(candidates: list[Metric]) -> tuple[list[Metric], list[str]]:
+    """Metrics with a finite value, and a note naming each NaN/Infinity that was left out."""
+    kept, notes = [], []
+    for metric in candidates:
+        if math.isfinite(metric.value):
+            kept.append(metric)
+        else:
+            notes.append(f"{metric.name} is {metric.value} (not stored as a metric)")
+    return kept, notes
