@@ -1,0 +1,159 @@
+"""Statistics for telling a real change from noise (pure: numbers in, numbers out).
+
+A comparison of two samples of one metric (repetitions of baseline and candidate) reports the
+median of each side, the ratio of medians (candidate / baseline), a bootstrap 95% confidence
+interval of that ratio (percentile method, fixed seed so a report is reproducible) and a
+two-sided Mann–Whitney U p-value (scipy; rank based, so one outlier repetition cannot make a
+change significant). A change is called only when all three agree: p < alpha, the CI excludes 1,
+and the size passes the effective threshold = max(configured minimum effect, k × measured noise).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+HIGHER = "higher"
+LOWER = "lower"
+FASTER = "faster"
+SLOWER = "slower"
+NO_CHANGE = "no significant change"
+NOT_ENOUGH = "not enough repetitions"
+BOOTSTRAP_SEED = 20240501
+BOOTSTRAP_RESAMPLES = 4000
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a difference counts: significance level, minimum effect, noise multiplier."""
+
+    alpha: float = 0.05
+    min_effect: float = 0.01  # relative change below which nothing is called, e.g. 0.01 = 1%
+    noise_k: float = 2.0  # effective threshold = max(min_effect, noise_k × series noise)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Baseline vs candidate for one metric of one benchmark."""
+
+    base_n: int
+    cand_n: int
+    base_median: float
+    cand_median: float
+    ratio: float  # candidate median / baseline median
+    ci_low: float
+    ci_high: float
+    p_value: float
+    threshold: float  # the effective relative threshold used
+    verdict: str
+
+    @property
+    def change_pct(self) -> float:
+        return (self.ratio - 1.0) * 100.0
+
+
+def median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=float)))
+
+
+def bootstrap_ratio_ci(base: Sequence[float], cand: Sequence[float], seed: int = BOOTSTRAP_SEED,
+                       resamples: int = BOOTSTRAP_RESAMPLES,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of median(cand) / median(base), each side resampled on its own."""
+    rng = np.random.default_rng(seed)
+    b = np.asarray(base, dtype=float)
+    c = np.asarray(cand, dtype=float)
+    b_med = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
+    c_med = np.median(rng.choice(c, size=(resamples, c.size), replace=True), axis=1)
+    ratios = c_med / b_med
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(ratios, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def mann_whitney_p(base: Sequence[float], cand: Sequence[float]) -> float:
+    """Two-sided Mann–Whitney U p-value (exact for small samples without ties)."""
+    if len(set(base) | set(cand)) == 1:
+        return 1.0  # all values equal: no evidence of any difference
+    return float(mannwhitneyu(cand, base, alternative="two-sided").pvalue)
+
+
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided exact U p-value samples of these sizes can reach."""
+    return 2.0 / math.comb(n1 + n2, n1) if n1 and n2 else 1.0
+
+
+def verdict(ratio: float, ci: tuple[float, float], p_value: float, better: str,
+            threshold: float, alpha: float, enough: bool) -> str:
+    """faster / slower / no significant change / not enough repetitions (direction aware)."""
+    if not enough:
+        return NOT_ENOUGH
+    significant = p_value < alpha and not (ci[0] <= 1.0 <= ci[1]) and abs(ratio - 1.0) >= threshold
+    if not significant:
+        return NO_CHANGE
+    improved = ratio > 1.0 if better == HIGHER else ratio < 1.0
+    return FASTER if improved else SLOWER
+
+
+def compare_samples(base: Sequence[float], cand: Sequence[float], better: str,
+                    thresholds: Thresholds = Thresholds(), noise: float = 0.0) -> Comparison:
+    """The full comparison of two samples; too few repetitions gives NOT_ENOUGH, never a guess."""
+    n1, n2 = len(base), len(cand)
+    threshold = effective_threshold(thresholds, noise)
+    if n1 == 0 or n2 == 0:
+        nan = float("nan")
+        return Comparison(n1, n2, nan, nan, nan, nan, nan, nan, threshold, NOT_ENOUGH)
+    b_med, c_med = median(base), median(cand)
+    ratio = c_med / b_med if b_med else float("nan")
+    ci = bootstrap_ratio_ci(base, cand) if b_med else (float("nan"), float("nan"))
+    p = mann_whitney_p(base, cand)
+    enough = smallest_p(n1, n2) < thresholds.alpha
+    return Comparison(n1, n2, b_med, c_med, ratio, ci[0], ci[1], p, threshold,
+                      verdict(ratio, ci, p, better, threshold, thresholds.alpha, enough))
+
+
+def performance_ratio(ratio: float, better: str) -> float:
+    """>1 means the candidate is better, whichever way the metric points."""
+    return ratio if better == HIGHER else 1.0 / ratio
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    finite = [v for v in values if v > 0 and math.isfinite(v)]
+    if not finite:
+        return float("nan")
+    return float(math.exp(sum(math.log(v) for v in finite) / len(finite)))
+
+
+def robust_cv(values: Sequence[float]) -> float:
+    """Relative spread: 1.4826 × MAD / median (≈ σ/μ for normal data, robust to outliers)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size < 2:
+        return float("nan")
+    med = float(np.median(arr))
+    if med == 0:
+        return float("nan")
+    return float(1.4826 * np.median(np.abs(arr - med)) / abs(med))
+
+
+def series_noise(run_medians: Sequence[float], aa_changes: Sequence[float] = ()) -> float:
+    """One series' relative noise between runs: the larger of the spread of run medians (≥3 runs)
+    and the typical |ratio − 1| of A/A comparisons; 0 when neither is known yet.
+
+    Between-run noise, not the spread of single repetitions: a median of N repetitions already
+    averages the latter away, while a shift of a whole run (another tenant, a thermal state) does
+    not average away and is what makes a false alarm.
+    """
+    parts: list[float] = []
+    if len(run_medians) >= 3:
+        parts.append(robust_cv(run_medians))
+    if aa_changes:
+        parts.append(median([abs(v) for v in aa_changes]))
+    parts = [p for p in parts if math.isfinite(p)]
+    return max(parts) if parts else 0.0
+
+
+def effective_threshold(thresholds: Thresholds, noise: float) -> float:
+    return max(thresholds.min_effect, thresholds.noise_k * noise)
