@@ -133,7 +133,36 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index}")
 
 
-COMMANDS = {"run": run_command, "site": site_command}
+def import_command(argv: list[str]) -> None:
+    from .import_formats import FORMATS
+    from .importer import ImportMeta, check_date, import_file
+    from .job import tidemark_sha
+
+    parser = argparse.ArgumentParser(prog="tidemark import",
+                                     description="Add an existing result file to history as one run.")
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--format", required=True, choices=FORMATS)
+    parser.add_argument("--map", default="", help="json_map config (YAML)")
+    for option in ("machine", "engine", "engine-version", "label", "workload"):
+        parser.add_argument(f"--{option}", default="")
+    parser.add_argument("--date", default="", help="ISO 8601; default: the file's own date or now")
+    parser.add_argument("--threads", type=int, default=1, help="db_bench logs: --threads of the run")
+    parser.add_argument("--db", type=Path, default=Path("results/tidemark.duckdb"))
+    args = parser.parse_args(argv)
+    meta = ImportMeta(fmt=args.format, source_path=str(args.file), sha256="",
+                      machine=args.machine, engine=args.engine, engine_version=args.engine_version,
+                      date=check_date(args.date) if args.date else "", label=args.label,
+                      workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
+    run_id, added, batch = import_file(args.file, meta, args.db, args.map, args.threads)
+    if not added:
+        console.print(f"already imported as run {run_id}; nothing added to {args.db}")
+        return
+    assert batch is not None
+    console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
+                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True)
+
+
+COMMANDS = {"run": run_command, "site": site_command, "import": import_command}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,7 +170,9 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: tidemark {{{','.join(COMMANDS)}}} ...\n"
               f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
-              f"  tidemark site [--db PATH] [--out DIR]", file=sys.stderr)
+              f"  tidemark site [--db PATH] [--out DIR]\n"
+              f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]",
+              file=sys.stderr)
         raise SystemExit(2)
     register_schemas()
     try:

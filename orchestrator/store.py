@@ -5,7 +5,7 @@ import json
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import duckdb
 
@@ -13,6 +13,10 @@ from .build import Build
 from .errors import StoreError
 from .record import Invocation
 from .store_schema import LATEST_VERSION, MIGRATIONS
+from .tool_results import StoredAggregate
+
+if TYPE_CHECKING:
+    from .importer import ImportBatch
 
 
 def _now() -> datetime:
@@ -122,29 +126,68 @@ class Store:
 
     def add_invocation(self, inv: Invocation) -> None:
         """Invocation, metrics, histograms and time series in one transaction."""
+        self._in_transaction(lambda: self._insert_invocation(inv))
+
+    def _in_transaction(self, write: Callable[[], None]) -> None:
+        self.con.execute("BEGIN")
+        try:
+            write()
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+
+    def _insert_invocation(self, inv: Invocation) -> None:
         iid = inv.invocation_id
         con = self.con
-        con.execute("BEGIN")
-        try:
-            con.execute(
-                "INSERT INTO invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?)",
-                [iid, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
-                 inv.repetition, inv.threads, _json(inv.params), inv.cache_state,
-                 inv.series_key, inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s,
-                 inv.sys_s, inv.max_rss_kb, inv.started_at, inv.ended_at,
-                 _json(list(inv.command)), inv.log_path, _json(list(inv.notes)),
-                 _json(inv.conditions)])
-            if inv.metrics:
-                con.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)",
-                                [[iid, m.name, m.value, m.unit, m.better] for m in inv.metrics])
-            rows = [[iid, h.name, lo, hi, n] for h in inv.histograms for lo, hi, n in h.buckets]
-            if rows:
-                con.executemany("INSERT INTO histograms VALUES (?, ?, ?, ?, ?)", rows)
-            points = [[iid, s.name, t, v] for s in inv.series for t, v in s.points]
-            if points:
-                con.executemany("INSERT INTO timeseries VALUES (?, ?, ?, ?)", points)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+        con.execute(
+            "INSERT INTO invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?)",
+            [iid, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
+             inv.repetition, inv.threads, _json(inv.params), inv.cache_state,
+             inv.series_key, inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s,
+             inv.sys_s, inv.max_rss_kb, inv.started_at, inv.ended_at,
+             _json(list(inv.command)), inv.log_path, _json(list(inv.notes)),
+             _json(inv.conditions)])
+        if inv.metrics:
+            con.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)",
+                            [[iid, m.name, m.value, m.unit, m.better] for m in inv.metrics])
+        rows = [[iid, h.name, lo, hi, n] for h in inv.histograms for lo, hi, n in h.buckets]
+        if rows:
+            con.executemany("INSERT INTO histograms VALUES (?, ?, ?, ?, ?)", rows)
+        points = [[iid, s.name, t, v] for s in inv.series for t, v in s.points]
+        if points:
+            con.executemany("INSERT INTO timeseries VALUES (?, ?, ?, ?)", points)
+
+    def add_aggregates(self, aggregates: Sequence[StoredAggregate]) -> None:
+        """Statistics a tool computed (mean, cv, BigO, ...), one row per metric; one commit."""
+        self._in_transaction(lambda: self._insert_aggregates(aggregates))
+
+    def _insert_aggregates(self, aggregates: Sequence[StoredAggregate]) -> None:
+        rows = [[a.run_id, a.series_key, a.workload, a.row.name, a.row.threads,
+                 _json(dict(a.row.params)), a.row.aggregate, m.name, m.value, m.unit, m.better,
+                 _json(list(a.row.notes))] for a in aggregates for m in a.row.metrics]
+        if rows:
+            self.con.executemany("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                 "?, ?)", rows)
+
+    def find_import(self, sha256: str) -> str | None:
+        """The run that imported a file with this sha256, if any."""
+        row = self.con.execute("SELECT run_id FROM runs WHERE source_sha256 = ? LIMIT 1",
+                               [sha256]).fetchone()
+        return row[0] if row else None
+
+    def add_import(self, batch: ImportBatch) -> None:
+        """A whole imported run in one transaction: all of it is stored, or none of it."""
+        def write() -> None:
+            self.record_machine(batch.machine_facts)
+            self.start_run(batch.run)
+            self.con.execute("UPDATE runs SET source = 'import', source_sha256 = ?, "
+                             "source_meta = ?, finished_at = started_at WHERE run_id = ?",
+                             [batch.sha256, _json(batch.source_meta), batch.run["run_id"]])
+            for key, identity in batch.series:
+                self.record_series(key, identity)
+            for inv in batch.invocations:
+                self._insert_invocation(inv)
+            self._insert_aggregates(batch.aggregates)
+        self._in_transaction(write)

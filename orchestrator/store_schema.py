@@ -40,6 +40,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         "CREATE INDEX metrics_invocation ON metrics (invocation_id)",
         "CREATE INDEX invocations_run ON invocations (run_id)",
     ]),
+    # Imported runs (tidemark import) and the statistics a tool computed itself (Google
+    # Benchmark mean/median/stddev/cv/BigO/RMS, hyperfine mean/median/...): never repetitions.
+    (2, [
+        "ALTER TABLE runs ADD COLUMN source VARCHAR DEFAULT 'run'",  # run | import
+        "ALTER TABLE runs ADD COLUMN source_sha256 VARCHAR",  # the imported file's sha256
+        "ALTER TABLE runs ADD COLUMN source_meta JSON",  # format, file, tool context
+        """CREATE TABLE aggregates (
+            run_id VARCHAR, series_key VARCHAR, workload VARCHAR, benchmark VARCHAR,
+            threads INTEGER, params JSON, aggregate VARCHAR, name VARCHAR, value DOUBLE,
+            unit VARCHAR, better VARCHAR, notes JSON)""",
+        "CREATE INDEX aggregates_run ON aggregates (run_id)",
+    ]),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

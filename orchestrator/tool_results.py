@@ -79,3 +79,13 @@ def finite_metrics(candidates: list[Metric]) -> tuple[list[Metric], list[str]]:
         else:
             notes.append(f"{metric.name} is {metric.value} (not stored as a metric)")
     return kept, notes
+
+
+@dataclass(frozen=True)
+class StoredAggregate:
+    """An AggregateRow placed in a run and a series: what the store writes."""
+
+    run_id: str
+    series_key: str
+    workload: str
+    row: AggregateRow
