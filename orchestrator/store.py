@@ -191,3 +191,45 @@ class Store:
                 self._insert_invocation(inv)
             self._insert_aggregates(batch.aggregates)
         self._in_transaction(write)
+
+    def add_invocations_bulk(self, invocations: Sequence[Invocation]) -> None:
+        """Many finished invocations in one transaction, inserted as whole tables.
+
+        For generated or migrated history only (benchmarks/synthetic_history.py): a run in
+        progress keeps using add_invocation, whose commit per invocation loses nothing on a crash.
+        """
+        import pandas as pd
+
+        rows = [[inv.invocation_id, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
+                 inv.repetition, inv.threads, _json(inv.params), inv.cache_state, inv.series_key,
+                 inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s, inv.sys_s,
+                 inv.max_rss_kb, inv.started_at, inv.ended_at, _json(list(inv.command)),
+                 inv.log_path, _json(list(inv.notes)), _json(inv.conditions)]
+                for inv in invocations]
+        tables = {
+            "invocations": pd.DataFrame(rows, columns=_INVOCATION_COLUMNS),
+            "metrics": pd.DataFrame([[inv.invocation_id, m.name, m.value, m.unit, m.better]
+                                     for inv in invocations for m in inv.metrics],
+                                    columns=["invocation_id", "name", "value", "unit", "better"]),
+            "timeseries": pd.DataFrame([[inv.invocation_id, s.name, t, v] for inv in invocations
+                                        for s in inv.series for t, v in s.points],
+                                       columns=["invocation_id", "name", "t", "value"]),
+        }
+
+        def write() -> None:
+            for table, frame in tables.items():
+                if frame.empty:
+                    continue
+                columns = ", ".join(frame.columns)
+                self.con.register("bulk_rows", frame)
+                try:
+                    self.con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM bulk_rows")
+                finally:
+                    self.con.unregister("bulk_rows")
+        self._in_transaction(write)
+
+
+_INVOCATION_COLUMNS = ["invocation_id", "run_id", "seq", "workload", "benchmark", "phase",
+                       "repetition", "threads", "params", "cache_state", "series_key", "status",
+                       "error", "exit_code", "wall_s", "user_s", "sys_s", "max_rss_kb",
+                       "started_at", "ended_at", "command", "log_path", "notes", "conditions"]

@@ -61,3 +61,62 @@ def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
     fragment = figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id,
                               config={"displaylogo": False, "responsive": True})
     return _defer_until_loaded(fragment)
+
+
+def _fragment(figure: go.Figure, div_id: str) -> str:
+    fragment = figure.to_html(include_plotlyjs=False, full_html=False, div_id=div_id,
+                              config={"displaylogo": False, "responsive": True})
+    return _defer_until_loaded(fragment)
+
+
+def _layout(figure: go.Figure, x_title: str, y_title: str, **axes: Any) -> None:
+    figure.update_layout(template="simple_white", height=420, hovermode="closest",
+                         margin=dict(l=60, r=20, t=20, b=60),
+                         xaxis=dict(title=x_title, **axes.get("xaxis", {})),
+                         yaxis=dict(title=y_title, **axes.get("yaxis", {})),
+                         legend=dict(orientation="h", yanchor="top", y=-0.22))
+
+
+def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:
+    """Aggregate ops/s against threads per curve, with the linear-scaling line from 1 thread."""
+    figure = go.Figure()
+    for index, item in enumerate(curves):
+        color = COLORS[index % len(COLORS)]
+        name = html.escape(item["label"])
+        custom = [[html.escape(run_id)] for run_id in item["run_ids"]]
+        figure.add_trace(go.Scatter(
+            x=item["x"], y=item["y"], name=name, mode="lines+markers", line=dict(color=color),
+            customdata=custom,
+            hovertemplate="%{x} threads<br>%{y:,.0f} ops/s<br>run %{customdata[0]}<extra></extra>"))
+        if item["x"] and item["x"][0] == 1 and item["y"][0] == item["y"][0]:
+            figure.add_trace(go.Scatter(
+                x=item["x"], y=[item["y"][0] * n for n in item["x"]], name=name + " linear",
+                mode="lines", line=dict(color=color, dash="dot", width=1), hoverinfo="skip"))
+    _layout(figure, "threads", "aggregate ops/s (median)",
+            xaxis=dict(dtick=1), yaxis=dict(rangemode="tozero"))
+    return _fragment(figure, div_id)
+
+
+def drift_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
+    """Throughput per reporting interval over a sustained run, one line per invocation."""
+    figure = go.Figure()
+    for index, item in enumerate(series_list):
+        figure.add_trace(go.Scatter(
+            x=item["t"], y=item["qps"], name=html.escape(item["label"]), mode="lines+markers",
+            line=dict(color=COLORS[index % len(COLORS)]),
+            hovertemplate="t=%{x:.0f} s<br>%{y:,.0f} ops/s<extra></extra>"))
+    _layout(figure, "seconds since start", "ops/s in the interval", yaxis=dict(rangemode="tozero"))
+    return _fragment(figure, div_id)
+
+
+def sweep_chart(curves: list[dict[str, Any]], x_title: str, div_id: str) -> str:
+    """Throughput against a swept parameter on log-log axes (the slope is the exponent)."""
+    figure = go.Figure()
+    for index, item in enumerate(curves):
+        figure.add_trace(go.Scatter(
+            x=item["x"], y=item["y"], name=html.escape(item["label"]), mode="lines+markers",
+            line=dict(color=COLORS[index % len(COLORS)]),
+            hovertemplate="%{x:,}<br>%{y:,.0f} ops/s<extra></extra>"))
+    _layout(figure, x_title + " (log)", "ops/s (median, log)",
+            xaxis=dict(type="log"), yaxis=dict(type="log"))
+    return _fragment(figure, div_id)

@@ -72,6 +72,16 @@ def cell(value: Any) -> Markup:
     return escape_text(value)
 
 
+def html_cell(value: Any) -> Markup:
+    """Jinja2 filter for a cell of an HTML table (pages injected after MkDocs, see site.py):
+    a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
+    if isinstance(value, Link):
+        return Markup('<a href="{}">{}</a>').format(safe_href(value.href), value.text)
+    if is_missing(value) or value == "":
+        return Markup(MISSING)
+    return escape(str(value))
+
+
 def safe_href(href: str) -> str:
     """Percent-encode anything in a generated href that is not a plain path, query or anchor."""
     return quote(href, safe="/#.-_~")

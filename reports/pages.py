@@ -93,6 +93,10 @@ def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
          Link(f"{run['n_ok']} / {run['n_failed']} of {run['n_invocations']}",
               run_href(run["run_id"], base) + "#invocations")),
         ("Label", run["label"] or MISSING),
+        ("Verified", "yes: the host matched its machine profile" if run["verified"] else
+         "⚠ NO, unverified: " + "; ".join(str(n) for n in run["notes"] or [])),
+        ("Machine page", Link(run["machine_fingerprint"][:12],
+                              f"{base}machines/{run['machine_fingerprint'][:12]}.md")),
     ]
 
 
@@ -112,7 +116,9 @@ def home_page(runs: pd.DataFrame, points: pd.DataFrame) -> dict[str, Any]:
         rows.append(row)
     return {"summary": run_summary(latest, ""), "rows": rows,
             "workloads": workload_links(points, ""), "runs_href": "runs/index.md",
-            "n_runs": len(runs)}
+            "n_runs": len(runs), "verified": bool(latest["verified"]),
+            "unverified": [Link(r["run_id"], run_href(r["run_id"], ""))
+                           for _, r in runs[~runs["verified"].astype(bool)].head(10).iterrows()]}
 
 
 def runs_index(runs: pd.DataFrame) -> dict[str, Any]:
@@ -121,7 +127,7 @@ def runs_index(runs: pd.DataFrame) -> dict[str, Any]:
              "started": date(run["started_at"]),
              "engine": f"{run['engine']} {run['engine_version']}",
              "variant": run["build_variant"], "workloads": ", ".join(run["workloads"]),
-             "status": run["status"],
+             "status": run["status"] + ("" if run["verified"] else " ⚠ unverified"),
              "ok_n": Link(f"{run['n_ok']}/{run['n_invocations']}",
                           f"{slug(run['run_id'])}.md#invocations"),
              "host": run["hostname"], "label": run["label"]}

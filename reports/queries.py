@@ -17,10 +17,16 @@ from orchestrator.store import connect
 # One row per invocation with the metrics the pages show, pivoted in DuckDB.
 _METRICS_WIDE = """
     SELECT invocation_id,
-           max(value) FILTER (WHERE name = 'ops_per_sec') AS ops,
+           -- The headline throughput: db_bench's ops/s, else Google Benchmark's items/s.
+           coalesce(max(value) FILTER (WHERE name = 'ops_per_sec'),
+                    max(value) FILTER (WHERE name = 'items_per_second')) AS ops,
            max(value) FILTER (WHERE name = 'p50_us') AS p50,
+           max(value) FILTER (WHERE name = 'p95_us') AS p95,
            max(value) FILTER (WHERE name = 'p99_us') AS p99,
-           max(value) FILTER (WHERE name = 'mb_per_sec') AS mb,
+           max(value) FILTER (WHERE name = 'p99_9_us') AS p999,
+           max(value) FILTER (WHERE name = 'max_us') AS pmax,
+           coalesce(max(value) FILTER (WHERE name = 'mb_per_sec'),
+                    max(value) FILTER (WHERE name = 'bytes_per_second') / 1e6) AS mb,
            max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
     FROM metrics GROUP BY invocation_id"""
 
@@ -36,7 +42,7 @@ _RUNS = """
            r.build_variant, r.build_id, r.build_cached, r.machine_fingerprint, r.suite, r.label,
            r.cache_state, r.config::VARCHAR AS config, r.overrides::VARCHAR AS overrides,
            r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
-           r.notes::VARCHAR AS notes,
+           r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified,
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
@@ -53,7 +59,10 @@ _RUNS = """
 _POINTS = f"""
     WITH m AS ({_METRICS_WIDE}),
     measured AS (
-        SELECT i.*, m.ops, m.p50, m.p99, m.mb, i.status = 'ok' AS ok
+        SELECT i.*, m.ops, m.p50, m.p95, m.p99, m.p999, m.pmax, m.mb, m.residency,
+               i.status = 'ok' AS ok,
+               -- Measured to the end, but maybe not under the declared cache state.
+               i.status IN ('ok', 'condition_not_met') AS ran
         FROM invocations i LEFT JOIN m USING (invocation_id)
         WHERE i.phase = 'measured')
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
@@ -69,9 +78,21 @@ _POINTS = f"""
            median(x.p50) FILTER (WHERE ok) AS p50_median,
            median(x.p99) FILTER (WHERE ok) AS p99_median,
            median(x.mb) FILTER (WHERE ok) AS mb_median,
+           median(x.p95) FILTER (WHERE ok) AS p95_median,
+           median(x.p999) FILTER (WHERE ok) AS p999_median,
+           median(x.pmax) FILTER (WHERE ok) AS max_median,
+           count(*) FILTER (WHERE x.status = 'condition_not_met') AS n_not_met,
+           count(*) FILTER (WHERE NOT ran) AS n_failed,
+           median(x.ops) FILTER (WHERE ran) AS ops_ran_median,
+           median(x.p50) FILTER (WHERE ran) AS p50_ran_median,
+           median(x.p99) FILTER (WHERE ran) AS p99_ran_median,
+           median(x.residency) AS residency_median,
+           max(x.max_rss_kb) AS rss_max_kb,
            any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
            any_value(r.engine_version) AS engine_version,
-           any_value(r.build_variant) AS build_variant
+           any_value(r.build_variant) AS build_variant,
+           any_value(r.machine_fingerprint) AS machine_fingerprint,
+           any_value(r.build_id) AS build_id
     FROM measured x JOIN runs r USING (run_id)
     GROUP BY x.run_id, x.series_key
     ORDER BY started_at, x.run_id, workload, threads, x.series_key"""

@@ -11,7 +11,7 @@ import yaml
 
 from orchestrator.errors import UserError
 
-from .format import cell
+from .format import cell, html_cell
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -22,6 +22,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["cell"] = cell
+    env.filters["html_cell"] = html_cell
     return env
 
 

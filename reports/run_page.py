@@ -62,10 +62,29 @@ def facts_rows(facts: dict[str, Any] | None) -> list[tuple[str, str]]:
     return [(key, state_value(key, value)) for key, value in sorted((facts or {}).items())]
 
 
-def invocation_row(inv: pd.Series) -> dict[str, Any]:
+def conditions_text(conditions: dict[str, Any]) -> str:
+    """What was achieved before the process ran: cache procedure, residency, block cache."""
+    parts = []
+    if conditions.get("cache_procedure"):
+        parts.append("cache: " + " → ".join(str(s) for s in conditions["cache_procedure"]))
+    if "residency_pct" in conditions:
+        size = conditions.get("data_bytes")
+        of = f" of {size / 2**20:,.1f} MiB" if isinstance(size, (int, float)) else ""
+        parts.append(f"resident {conditions['residency_pct']}%{of}")
+    if conditions.get("block_cache_bytes"):
+        parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
+    if conditions.get("cgroups"):
+        parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
+    if conditions.get("counters_unavailable"):
+        parts.append("counters unavailable: " + ", ".join(conditions["counters_unavailable"]))
+    return "; ".join(parts)
+
+
+def invocation_row(inv: dict[str, Any], log_tail: str = "") -> dict[str, Any]:
     """Everything the invocation table shows; numbers are pre-formatted text."""
     conditions = inv["conditions"] or {}
     return {
+        "conditions": conditions_text(conditions), "log_tail": log_tail,
         "anchor": anchor(inv["seq"]), "seq": int(inv["seq"]), "workload": inv["workload"],
         "benchmark": inv["benchmark"], "phase": inv["phase"], "rep": int(inv["repetition"]),
         "threads": int(inv["threads"]), "status": inv["status"], "ok": inv["status"] == "ok",
@@ -80,16 +99,23 @@ def invocation_row(inv: pd.Series) -> dict[str, Any]:
     }
 
 
-def run_page(run: pd.Series, points: pd.DataFrame, invocations: pd.DataFrame) -> dict[str, Any]:
-    """All of one run; `points` and `invocations` are already filtered to this run."""
+def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[str, Any]]
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """All of one run: (the Markdown page's context, the HTML tables' context).
+
+    `points` is already filtered to this run and `invocation_rows` are its `invocation_row`s.
+    """
     overrides = run["overrides"] or []
-    return {
-        "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}", "summary": run_summary(run, "../"),
-        "results": [point_row(p, "") for _, p in points.iterrows()],
+    page = {
+        "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}",
+        "summary": run_summary(run, "../"), "has_results": len(points) > 0,
         "command": "tidemark run " + shlex.join(overrides) if overrides else "tidemark run",
         "config": json.dumps(run["config"], indent=2, sort_keys=True),
         "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),
         "state": state_rows(run["machine_state"]),
-        "invocations": [invocation_row(inv) for _, inv in invocations.iterrows()],
+        "verified": bool(run["verified"]),
         "notes": [str(n) for n in run["notes"] or []],
     }
+    tables = {"results": [point_row(p, "") for p in points.to_dict("records")],
+              "invocations": invocation_rows}
+    return page, tables

@@ -140,13 +140,18 @@ def test_home_page_uses_latest_run_and_links_workloads():
         "run_id": "r3", "started_at": pd.Timestamp("2026-01-03 10:00", tz="UTC"),
         "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",
         "hostname": "vm", "cpu_model": "Xeon", "logical_cpus": 2, "status": "ok",
-        "n_ok": 5, "n_failed": 1, "n_invocations": 6, "label": ""}])
+        "n_ok": 5, "n_failed": 1, "n_invocations": 6, "label": "", "verified": False,
+        "notes": ["unverified: ram_gib: expected 125, found 23.5"],
+        "machine_fingerprint": "ab" * 32}])
     page = home_page(runs, points_frame())
+    assert page["verified"] is False and page["unverified"][0].href == "runs/r3.md"
     assert len(page["rows"]) == 2
     assert all(row["ops"].href.startswith("runs/r3.md#inv-") for row in page["rows"])
     assert page["workloads"][0].href == "workloads/readrandom.md"
     summary = dict(page["summary"])
     assert summary["Invocations ok / failed"].text == "5 / 1 of 6"
+    assert summary["Verified"].startswith("⚠ NO") and "ram_gib" in summary["Verified"]
+    assert summary["Machine page"].href == "machines/abababababab.md"
 
 
 def test_state_rows_show_memory_in_gib_before_and_after():

@@ -1,0 +1,118 @@
+"""Aggregated reads for the analysis pages (read-only SQL; each is one query over the whole DB).
+
+Per-run-and-series figures come from `queries.read_points`; this module adds what is keyed
+otherwise: machines, page-cache residency per machine × workload × cache state, windows of
+interval throughput (sustained runs), and tables other modules may add (noise figures).
+"""
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pandas as pd
+
+# Intervals per window of a sustained run's throughput time series.
+WINDOW_INTERVALS = 5
+
+_MACHINES = """
+    SELECT m.fingerprint, m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib,
+           m.facts::VARCHAR AS facts, m.first_seen,
+           count(r.run_id) AS n_runs, max(r.started_at) AS last_run_at,
+           arg_max(r.run_id, r.started_at) AS last_run_id,
+           arg_max(r.machine_state::VARCHAR, r.started_at) AS last_state
+    FROM machines m LEFT JOIN runs r ON r.machine_fingerprint = m.fingerprint
+    GROUP BY ALL ORDER BY last_run_at DESC NULLS LAST"""
+
+# Residency and data-set size as measured right before each measured process.
+_RESIDENCY = """
+    SELECT r.machine_fingerprint AS fingerprint, i.workload, i.cache_state,
+           count(*) AS n,
+           count(*) FILTER (WHERE i.status = 'condition_not_met') AS n_not_met,
+           median(TRY_CAST(json_extract(i.conditions, '$.residency_pct') AS DOUBLE))
+               AS residency_median,
+           median(TRY_CAST(json_extract(i.conditions, '$.data_bytes') AS DOUBLE))
+               AS data_bytes_median,
+           max(TRY_CAST(json_extract(i.conditions, '$.block_cache_bytes') AS DOUBLE))
+               AS block_cache_bytes,
+           any_value(json_extract(i.conditions, '$.cache_procedure')::VARCHAR)
+               FILTER (WHERE json_extract(i.conditions, '$.cache_procedure') IS NOT NULL)
+               AS cache_procedure,
+           arg_max(i.run_id, r.started_at) AS last_run_id,
+           arg_max(i.seq, r.started_at) AS last_seq
+    FROM invocations i JOIN runs r USING (run_id)
+    WHERE i.phase = 'measured'
+    GROUP BY ALL ORDER BY 1, 2, 3"""
+
+_WINDOWS = f"""
+    WITH ts AS (
+        SELECT invocation_id, t, value,
+               (row_number() OVER (PARTITION BY invocation_id ORDER BY t) - 1)
+                   // {WINDOW_INTERVALS} AS window
+        FROM timeseries WHERE name = 'interval_qps')
+    SELECT i.run_id, i.seq, i.series_key, i.workload, i.benchmark, i.threads,
+           i.params::VARCHAR AS params, i.cache_state, r.started_at, r.engine,
+           r.engine_version, r.build_variant, r.machine_fingerprint,
+           ts.window, min(ts.t) AS t_from, max(ts.t) AS t_to, count(*) AS intervals,
+           quantile_cont(ts.value, 0.5) AS qps_p50, quantile_cont(ts.value, 0.95) AS qps_p95,
+           min(ts.value) AS qps_min
+    FROM ts JOIN invocations i USING (invocation_id) JOIN runs r USING (run_id)
+    WHERE i.phase = 'measured' AND i.status IN ('ok', 'condition_not_met')
+    GROUP BY ALL ORDER BY r.started_at, i.run_id, i.seq, ts.window"""
+
+# Every interval of the newest run's first measured invocation of each series, for the chart.
+_INTERVALS = """
+    WITH newest AS (
+        SELECT i.series_key, arg_max(i.invocation_id, r.started_at::VARCHAR || i.run_id
+                                     || lpad(CAST(100000 - i.seq AS VARCHAR), 6, '0')) AS iid
+        FROM invocations i JOIN runs r USING (run_id)
+        WHERE i.phase = 'measured' AND i.status IN ('ok', 'condition_not_met')
+          AND i.invocation_id IN (SELECT DISTINCT invocation_id FROM timeseries
+                                  WHERE name = 'interval_qps')
+        GROUP BY i.series_key)
+    SELECT i.run_id, i.seq, i.series_key, t.t, t.value
+    FROM newest n JOIN invocations i ON i.invocation_id = n.iid
+    JOIN timeseries t ON t.invocation_id = n.iid AND t.name = 'interval_qps'
+    ORDER BY i.series_key, t.t"""
+
+
+def read_machines(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per machine fingerprint, newest use first, with its last run's state."""
+    df = con.execute(_MACHINES).df()
+    for column in ("facts", "last_state"):
+        df[column] = df[column].map(lambda text: json.loads(text) if text else {})
+    return df
+
+
+def read_residency(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    df = con.execute(_RESIDENCY).df()
+    df["cache_procedure"] = df["cache_procedure"].map(lambda t: json.loads(t) if t else [])
+    return df
+
+
+def read_windows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    df = con.execute(_WINDOWS).df()
+    df["params"] = df["params"].map(lambda text: json.loads(text) if text else {})
+    return df
+
+
+def read_intervals(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return con.execute(_INTERVALS).df()
+
+
+def read_samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
+    """Headline throughput of every ok measured repetition of the given runs (for comparisons)."""
+    return con.execute("""
+        SELECT i.run_id, i.series_key, m.value
+        FROM invocations i JOIN metrics m USING (invocation_id)
+        WHERE i.run_id IN (SELECT unnest(?)) AND i.phase = 'measured' AND i.status = 'ok'
+          AND m.name IN ('ops_per_sec', 'items_per_second')
+        ORDER BY i.run_id, i.seq""", [run_ids]).df()
+
+
+def read_optional_table(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> pd.DataFrame | None:
+    """The first of `names` that exists (tables other parts of Tidemark may add), else None."""
+    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    for name in names:
+        if name in tables:
+            return con.execute(f'SELECT * FROM "{name}" LIMIT 500').df()
+    return None

@@ -1,0 +1,149 @@
+"""Cache-state and scaling pages (pure): cold/warm/hot per workload, threads sweeps.
+
+Cache-state figures use every measured invocation that ran to the end, including those whose
+residency missed the declared state (status condition_not_met): those are flagged, not hidden.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from . import charts
+from .format import Link, is_missing, latency, num, slug
+from .pages import run_href
+from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
+                     point_href, with_identity)
+
+CACHE_ORDER = {"cold": 0, "warm": 1, "hot": 2}
+
+
+def condition_cell(point: pd.Series, base: str) -> Link:
+    """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""
+    ran = int(point["n"]) - int(point["n_failed"])
+    met = ran - int(point["n_not_met"])
+    text = f"yes ({met}/{ran})" if point["n_not_met"] == 0 else f"⚠ NOT MET ({met}/{ran})"
+    return Link(text, point_href(point, base))
+
+
+def _cache_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
+    group = group.assign(order=group["cache_state"].map(lambda c: CACHE_ORDER.get(c, 9)))
+    rows = []
+    for _, p in group.sort_values(["order", "cache_state"]).iterrows():
+        rows.append([describe(p, ("cache_state",)), p["cache_state"],
+                     Link(p["run_id"], run_href(p["run_id"], base)),
+                     linked(p["ops_ran_median"], p, base),
+                     Link(latency(p["p50_ran_median"]), point_href(p, base)),
+                     Link(latency(p["p99_ran_median"]), point_href(p, base)),
+                     linked(p["residency_median"], p, base, 1), condition_cell(p, base)])
+    return rows
+
+
+def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
+    """Per workload: the newest point of each cache state of each otherwise-equal series."""
+    if points.empty:
+        return []
+    frame = with_identity(points)
+    keys = group_key(frame, ("cache_state",))
+    latest = latest_per_group(frame, keys + ["cache_state"])
+    sections = []
+    for workload, mine in latest.groupby("workload", sort=True):
+        tables, warnings = [], []
+        for _, group in mine.groupby(keys, sort=False, dropna=False):
+            if group["cache_state"].nunique() < 2:
+                continue
+            tables.append(Table(("Series", "Cache", "Run", "ops/s", "p50 µs", "p99 µs",
+                                 "Residency %", "Condition met"), _cache_rows(group, base),
+                                (False, False, False, True, True, True, True, False)))
+            for _, p in group[group["n_not_met"] > 0].iterrows():
+                warnings.append(f"{describe(p)}: {int(p['n_not_met'])} measured invocation(s) of "
+                                f"run {p['run_id']} missed the {p['cache_state']} residency bound")
+        if tables:
+            sections.append(Section(workload, tables=tables, warnings=warnings,
+                                    anchor=slug(workload).lower()))
+    return sections
+
+
+def cache_states_page(points: pd.DataFrame) -> Page:
+    intro = Markup(
+        "The newest run of each cache state, for series that differ only in their cache state. "
+        "Figures are medians over the measured invocations that ran to the end; **Residency %** "
+        "is the share of the data set's pages in the page cache right before the process "
+        "started, and **Condition met** says how many of those invocations stayed within the "
+        "state's bound (cold ≤ 5 %, warm and hot ≥ 95 %). See [methodology](methodology.md).")
+    return Page("Cache states", intro, cache_state_sections(points, ""),
+                empty="No series was measured in more than one cache state yet.")
+
+
+def efficiency_pct(agg: float, threads: int, agg_one: float | None) -> float | None:
+    """Parallel efficiency = agg(n) / (n · agg(1)) · 100; None without a 1-thread point."""
+    if is_missing(agg) or agg_one is None or is_missing(agg_one) or agg_one == 0 or threads < 1:
+        return None
+    return float(agg) / (threads * float(agg_one)) * 100.0
+
+
+def scaling_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
+    group = group.sort_values("threads")
+    ones = group[group["threads"] == 1]["ops_median"]
+    agg_one = float(ones.iloc[0]) if len(ones) and not is_missing(ones.iloc[0]) else None
+    rows = []
+    for _, p in group.iterrows():
+        threads = int(p["threads"])
+        per_thread = None if is_missing(p["ops_median"]) else p["ops_median"] / threads
+        eff = efficiency_pct(p["ops_median"], threads, agg_one)
+        rss = None if is_missing(p["rss_max_kb"]) else p["rss_max_kb"] / 1024
+        rows.append([Link(str(threads), point_href(p, base)), linked(p["ops_median"], p, base),
+                     linked(per_thread, p, base), linked(eff, p, base, 1),
+                     linked(rss, p, base, 1),
+                     Link(f"{int(p['n_failed'])} of {int(p['n'])}", point_href(p, base))])
+    return rows
+
+
+def scaling_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
+    """Per otherwise-equal series: the newest run that measured two or more thread counts."""
+    if points.empty:
+        return []
+    frame = with_identity(points)
+    keys = group_key(frame, ("threads",))
+    groups = []
+    for _, group in frame.groupby(keys, sort=False, dropna=False):
+        sweeps = group.groupby("run_id")["threads"].nunique()
+        runs = sweeps[sweeps >= 2].index
+        if len(runs) == 0:
+            continue
+        newest = group[group["run_id"].isin(runs)].sort_values(["started_at", "run_id"])
+        groups.append(newest[newest["run_id"] == newest.iloc[-1]["run_id"]])
+    return sorted(groups, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
+
+
+def curve(group: pd.DataFrame) -> dict[str, Any]:
+    group = group.sort_values("threads")
+    first = group.iloc[0]
+    return {"label": describe(first, ("threads",)) + f" · run {first['run_id']}",
+            "x": [int(t) for t in group["threads"]], "y": group["ops_median"].tolist(),
+            "run_ids": group["run_id"].tolist()}
+
+
+def scaling_page(points: pd.DataFrame) -> Page:
+    sections = []
+    by_workload: dict[str, list[pd.DataFrame]] = {}
+    for group in scaling_groups(points):
+        by_workload.setdefault(group.iloc[0]["workload"], []).append(group)
+    for index, (workload, groups) in enumerate(sorted(by_workload.items())):
+        tables = [Table(("Threads", "Aggregate ops/s", "Per-thread ops/s", "Efficiency %",
+                         "Peak RSS MB", "Failures"), scaling_rows(g, "")) for g in groups]
+        text = Markup("<br>".join(f"Table {i + 1}: " + str(Markup.escape(describe(g.iloc[0], ("threads",))))
+                                  + f" (run {Markup.escape(g.iloc[0]['run_id'])})"
+                                  for i, g in enumerate(groups)))
+        chart = charts.scaling_chart([curve(g) for g in groups], f"scaling-{index}")
+        sections.append(Section(workload, text=text, tables=tables, chart=chart,
+                                anchor=slug(workload).lower()))
+    intro = Markup(
+        "Threads sweeps from the newest run that measured several thread counts of a series. "
+        "Aggregate ops/s is the engine's throughput over all threads (see "
+        "[methodology](methodology.md#throughput) for the formula per engine); per-thread = "
+        "aggregate ÷ threads; **efficiency % = agg(n) / (n · agg(1)) · 100**; peak RSS is the "
+        "largest maximum resident set size over the point's measured processes; failures count "
+        "measured invocations that did not run to the end. The dotted line is linear scaling.")
+    return Page("Scaling", intro, sections, empty="No run has measured a threads sweep yet.")

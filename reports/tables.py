@@ -1,0 +1,116 @@
+"""Generic page structure for the analysis pages (pure): sections of tables and charts.
+
+One template (`sections.md.j2`) renders every page built from these, so each page builder only
+decides what goes in which cell. Cells are text or `format.Link`; the template escapes them all.
+`text` fields are Markup written by the builders themselves (never data from the database).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from .format import Link, anchor, is_missing, nav_title, num
+from .pages import run_href
+
+# Identity of a point without run-specific fields; builders drop the field they vary.
+IDENTITY = ("engine", "workload", "benchmark", "threads", "cache_state", "params_json",
+            "build_variant", "machine_fingerprint")
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[str, ...]
+    rows: list[list[Any]]
+    numeric: tuple[bool, ...] = ()  # right-aligned columns; default: all but the first
+
+    @property
+    def align(self) -> list[str]:
+        flags = self.numeric or tuple(i > 0 for i in range(len(self.columns)))
+        return ["--:" if flag else "---" for flag in flags]
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    text: Markup = Markup("")
+    tables: list[Table] = field(default_factory=list)
+    chart: str = ""  # a plotly HTML fragment from `charts`
+    warnings: list[str] = field(default_factory=list)
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    intro: Markup
+    sections: list[Section]
+    empty: str = "No data for this page yet."
+    search_exclude: bool = False
+
+    @property
+    def nav_title(self) -> str:
+        return nav_title(self.title)
+
+
+def params_json(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> str:
+    """Params as canonical text, without the ones a page varies."""
+    kept = {k: v for k, v in (params or {}).items() if k not in drop}
+    return json.dumps(kept, sort_keys=True, default=str)
+
+
+def with_identity(points: pd.DataFrame, drop_params: tuple[str, ...] = ()) -> pd.DataFrame:
+    """points + a params_json column (params minus `drop_params`) for grouping."""
+    out = points.copy()
+    out["params_json"] = [params_json(p, drop_params) for p in out["params"]]
+    return out
+
+
+def group_key(frame: pd.DataFrame, drop: tuple[str, ...]) -> list[str]:
+    return [c for c in IDENTITY if c not in drop]
+
+
+def point_href(point: pd.Series | dict, base: str) -> str:
+    """The first measured invocation of a point on its run page."""
+    return f"{run_href(point['run_id'], base)}#{anchor(point['first_seq'])}"
+
+
+def linked(value: Any, point: pd.Series | dict, base: str, digits: int = 0,
+           suffix: str = "") -> Link | None:
+    """A number that links to the invocation that produced it; None (a dash) when missing."""
+    if is_missing(value):
+        return None
+    return Link(num(value, digits) + suffix, point_href(point, base))
+
+
+def short_params(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> str:
+    """The params that tell rows apart, e.g. 'num=100,000 value_size=100 compression=lz4'."""
+    shown = ("num", "value_size", "compression", "reads", "duration")
+    params = params or {}
+    parts = [f"{k}={num(params[k]) if isinstance(params[k], (int, float)) else params[k]}"
+             for k in shown if k in params and k not in drop]
+    return " ".join(parts) or "–"
+
+
+def latest_per_group(points: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The newest run's point of each group (ties: the later run id)."""
+    ordered = points.sort_values(["started_at", "run_id"])
+    return ordered.groupby(keys, sort=False, dropna=False).tail(1)
+
+
+def describe(point: pd.Series | dict, drop: tuple[str, ...] = ()) -> str:
+    """A row label: engine, benchmark (when not the workload's name), threads, cache, params."""
+    parts = [point["engine"]]
+    if point["benchmark"] != point["workload"]:
+        parts.append(point["benchmark"])
+    if "threads" not in drop:
+        parts.append(f"{point['threads']} thr")
+    if "cache_state" not in drop:
+        parts.append(point["cache_state"])
+    parts.append(short_params(point["params"], drop))
+    if "build_variant" not in drop:
+        parts.append(point["build_variant"])
+    return " · ".join(parts)

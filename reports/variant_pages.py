@@ -1,0 +1,167 @@
+"""Sweeps (throughput against a parameter, fitted exponent) and variants (A vs B) — pure."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from . import charts
+from .format import MISSING, Link, date, is_missing, latency, num
+from .pages import run_href
+from .tables import Page, Section, Table, describe, group_key, linked, point_href, with_identity
+
+SWEPT = ("num", "value_size")
+VARIANT_PARAMS = ("compression",)
+EXPONENT_TOLERANCE = 0.10  # |Δ exponent| above this is flagged as a departure
+BASELINE_VALUES = {"compression": "none", "build_variant": "release"}
+
+
+def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
+    """Least-squares slope of log(y) on log(x): y ∝ x^k. None with < 2 distinct positive x."""
+    pairs = [(math.log(x), math.log(y)) for x, y in zip(xs, ys)
+             if not is_missing(x) and not is_missing(y) and x > 0 and y > 0]
+    if len({x for x, _ in pairs}) < 2:
+        return None
+    mx = sum(x for x, _ in pairs) / len(pairs)
+    my = sum(y for _, y in pairs) / len(pairs)
+    sxx = sum((x - mx) ** 2 for x, _ in pairs)
+    return sum((x - mx) * (y - my) for x, y in pairs) / sxx
+
+
+def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
+    """Points of runs that measured ≥ 2 values of `param` with all else equal, keyed by group."""
+    numeric = points["params"].map(lambda p: isinstance((p or {}).get(param), (int, float)))
+    frame = with_identity(points[numeric], (param,))
+    if frame.empty:
+        return frame
+    frame["x"] = frame["params"].map(lambda p: float(p[param]))
+    frame["group"] = frame[group_key(frame, ())].astype(str).agg("|".join, axis=1)
+    counts = frame.groupby(["group", "run_id"])["x"].transform("nunique")
+    return frame[counts >= 2]
+
+
+def _exponents(sweeps: pd.DataFrame) -> pd.DataFrame:
+    """One row per (group, run): its exponent, oldest run first."""
+    rows = [{"group": g, "run_id": r, "started_at": s["started_at"].iloc[0],
+             "k": fit_exponent(s["x"].tolist(), s["ops_median"].tolist())}
+            for (g, r), s in sweeps.groupby(["group", "run_id"], sort=False)]
+    return pd.DataFrame(rows).sort_values(["started_at", "run_id"]) if rows else pd.DataFrame()
+
+
+def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index: int) -> Section:
+    history = history.reset_index(drop=True)
+    newest_id = history.iloc[-1]["run_id"]
+    newest = group[group["run_id"] == newest_id].sort_values("x")
+    k = history.iloc[-1]["k"]
+    previous = history.iloc[-2] if len(history) > 1 else None
+    rows = [[Link(num(p["x"]), point_href(p, "")), linked(p["ops_median"], p, ""),
+             Link(latency(p["p50_median"]), point_href(p, "")), linked(p["mb_median"], p, "", 1)]
+            for _, p in newest.iterrows()]
+    warnings, prev_text = [], "no earlier run swept this"
+    if previous is not None and previous["k"] is not None and k is not None:
+        prev_text = f"{previous['k']:.3f} in run {previous['run_id']}"
+        if abs(k - previous["k"]) > EXPONENT_TOLERANCE:
+            warnings.append(f"the exponent moved from {previous['k']:.3f} to {k:.3f} "
+                            f"(|Δ| > {EXPONENT_TOLERANCE}): throughput now scales differently "
+                            f"with {param}")
+    text = Markup("Run [{}]({}) · fitted exponent **k = {}** (ops/s ∝ {}<sup>k</sup>) · "
+                  "previous: {}").format(newest_id, run_href(newest_id, ""),
+                                         MISSING if k is None else f"{k:.3f}", param, prev_text)
+    curves = [{"label": f"run {r}", "x": s.sort_values("x")["x"].tolist(),
+               "y": s.sort_values("x")["ops_median"].tolist()}
+              for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")]
+    first = newest.iloc[0]
+    return Section(f"{first['workload']} · {param} · {describe(first, (param,))}", text=text,
+                   warnings=warnings, chart=charts.sweep_chart(curves, param, f"sweep-{param}-{index}"),
+                   tables=[Table((param, "ops/s", "p50 µs", "MB/s"), rows)])
+
+
+def sweeps_page(points: pd.DataFrame) -> Page:
+    sections: list[Section] = []
+    for param in SWEPT:
+        sweeps = _sweeps(points, param) if not points.empty else pd.DataFrame()
+        if sweeps.empty:
+            continue
+        exponents = _exponents(sweeps)
+        for group, history in exponents.groupby("group", sort=True):
+            sections.append(sweep_section(param, sweeps[sweeps["group"] == group], history,
+                                          len(sections)))
+    intro = Markup(
+        "Throughput against a parameter swept within one run (`num` or `value_size`), with "
+        "everything else equal. The exponent k is the least-squares slope of log(ops/s) on "
+        "log(parameter): k = 0 means throughput does not depend on it, k = −1 means it falls in "
+        f"proportion. A change of more than {EXPONENT_TOLERANCE} from the previous run's "
+        "exponent is flagged.")
+    return Page("Sweeps", intro, sections, empty="No run has swept num or value_size yet.")
+
+
+def ratio_rows(group: pd.DataFrame, column: str) -> list[list[Any]]:
+    """Each variant against the baseline: slowdown = base ops / variant ops, overhead = −1."""
+    base_value = BASELINE_VALUES.get(column)
+    values = group[column].tolist()
+    base = group[group[column] == base_value] if base_value in values else group.iloc[[0]]
+    base_ops = base.iloc[0]["ops_median"]
+    rows = []
+    for _, p in group.iterrows():
+        slowdown = base_ops / p["ops_median"] if not is_missing(p["ops_median"]) and p["ops_median"] else None
+        overhead = None if slowdown is None else (slowdown - 1) * 100
+        rows.append([str(p[column]) + (" (baseline)" if p[column] == base.iloc[0][column] else ""),
+                     Link(p["run_id"], run_href(p["run_id"], "")), linked(p["ops_median"], p, ""),
+                     Link(latency(p["p50_median"]), point_href(p, "")),
+                     linked(overhead, p, "", 1, " %"),
+                     linked(slowdown, p, "", 3, "×")])
+    return rows
+
+
+RATIO_COLUMNS = ("Variant", "Run", "ops/s", "p50 µs", "Overhead", "Slowdown ratio")
+
+
+def param_variant_sections(points: pd.DataFrame) -> list[Section]:
+    sections = []
+    for param in VARIANT_PARAMS:
+        frame = with_identity(points[points["params"].map(lambda p: param in (p or {}))],
+                              (param,))
+        if frame.empty:
+            continue
+        frame[param] = frame["params"].map(lambda p: str(p[param]))
+        keys = group_key(frame, ()) + ["run_id"]
+        latest_run: dict[tuple, pd.DataFrame] = {}
+        for key, group in frame.groupby(keys, sort=False, dropna=False):
+            if group[param].nunique() >= 2:
+                latest_run[key[:-1]] = group  # runs come oldest first: the newest wins
+        for group in latest_run.values():
+            first = group.iloc[0]
+            sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
+                                    tables=[Table(RATIO_COLUMNS, ratio_rows(group, param))]))
+    return sections
+
+
+def build_variant_sections(points: pd.DataFrame) -> list[Section]:
+    """Same engine version, machine and series except the build variant, across runs."""
+    frame = with_identity(points)
+    keys = group_key(frame, ("build_variant",)) + ["engine_version"]
+    sections = []
+    for _, group in frame.groupby(keys, sort=False, dropna=False):
+        latest = group.sort_values(["started_at", "run_id"]).groupby("build_variant").tail(1)
+        if len(latest) < 2:
+            continue
+        first = latest.iloc[0]
+        text = Markup("{} {} · newest run of each variant, {}").format(
+            first["engine"], first["engine_version"], date(latest["started_at"].max()))
+        sections.append(Section(f"{first['workload']} · build variant · {describe(first, ('build_variant',))}",
+                                text=text, tables=[Table(RATIO_COLUMNS,
+                                                         ratio_rows(latest, "build_variant"))]))
+    return sections
+
+
+def variants_page(points: pd.DataFrame) -> Page:
+    sections = param_variant_sections(points) + build_variant_sections(points) if not points.empty else []
+    intro = Markup(
+        "A against B with everything else equal: a parameter such as compression within one "
+        "run, or the build variant (release vs asan/debug) across runs of the same engine "
+        "version on the same machine. **Slowdown ratio** = baseline ops/s ÷ variant ops/s; "
+        "**overhead** = (slowdown − 1) × 100 %, the extra time per operation the variant costs. "
+        "The baseline is compression=none and the release build where present.")
+    return Page("Variants", intro, sections, empty="No variant pair has been measured yet.")
