@@ -17,7 +17,8 @@ from .cgroup import Cgroup, create_cgroup, remove_cgroup
 from .build import Build, build_engine
 from .errors import ConfigError, UserError
 from .execute import parse_cpu_list
-from .plan import RunPlan, make_plan
+from .harness_build import build_harness
+from .plan import FORMAT_GBENCH, RunPlan, make_plan
 from .progress import BuildProgress, RunProgress, summary_table
 from .record import STATUS_OK, Invocation
 from .runner import RunContext, execute_plan, remove_data
@@ -78,6 +79,17 @@ def _build(conf: TidemarkConf, cache_dir: Path, console: Console) -> Build:
     return build
 
 
+def _harness(conf: TidemarkConf, plan: RunPlan, build: Build, cache_dir: Path,
+             console: Console) -> str:
+    """The Google Benchmark harness built against this engine build, when the plan runs it."""
+    if not any(step.format == FORMAT_GBENCH for step in plan.steps):
+        return ""
+    harness = build_harness(build, conf.build, cache_dir)
+    state = "cached, no compile" if harness.cached else "built"
+    console.print(f"harness ({harness.cmake_build_type}): {state} → {harness.binary_path}")
+    return harness.binary_path
+
+
 def _run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
                 overrides: list[str], config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -100,6 +112,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     _pin_orchestrator(conf.machine.orchestrator_cpus)
     cache_dir = Path(conf.cache_dir).expanduser()
     build = _build(conf, cache_dir, console)
+    harness = _harness(conf, plan, build, cache_dir, console)
     run_id = new_run_id()
     group = _cgroup(conf, run_id, pin)
     counters = conf.counters and shutil.which("perf") is not None
@@ -116,7 +129,8 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
                          allow_drop_caches=conf.machine.allow_drop_caches,
                          logs_dir=results / "logs" / run_id,
                          data_dir=Path(conf.data_dir).expanduser() / run_id,
-                         counters=counters, cgroup_procs=group.procs_files if group else ())
+                         counters=counters, cgroup_procs=group.procs_files if group else (),
+                         harness_binary=harness)
         status = "interrupted"
         try:
             with RunProgress(console, len(plan.steps)) as progress:

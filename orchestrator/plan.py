@@ -17,6 +17,7 @@ PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
 PHASE_MEASURED = "measured"
 PHASE_CALLGRIND = "callgrind"  # instruction count under valgrind; never in timing statistics
+FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/gbench_runner.py)
 # The untimed pass that reads every key once, to bring the data set into the page cache.
 WARM_PASS_BENCHMARK = "readseq"
 
@@ -38,6 +39,8 @@ class Step:
     cache_state: str = ""  # a key of RunPlan.caches
     # Untimed benchmarks run first in the same process (cache=hot fills the block cache).
     prelude: tuple[str, ...] = ()
+    format: str = "db_bench"  # gbench_json: one harness process runs every repetition itself
+    repetitions: int = 1  # repetitions inside the process (gbench_json); db_bench runs one
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -154,9 +157,20 @@ def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> Wor
     return dataclasses.replace(params, reads=min(params.reads or params.num, ops))
 
 
+def _gbench_step(point: _Point, index: int, seq: int) -> Step:
+    """One harness process per point: its filter is the workload's benchmark, and Google
+    Benchmark runs the repetitions; no setup, warm-up or callgrind steps (it loads its own data)."""
+    wl = point.workload
+    return Step(seq, index, wl.name, wl.benchmark, PHASE_MEASURED, 1, point.threads,
+                params_items(point.params), data_set_key(point.params), True, point.cache.name,
+                format=FORMAT_GBENCH, repetitions=point.repetitions)
+
+
 def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
                      callgrind_ops: int = 0) -> list[Step]:
     wl = point.workload
+    if wl.format == FORMAT_GBENCH:
+        return [_gbench_step(point, index, first_seq)]
     cache = point.cache
     warm_passes = cache.warm_passes
     in_process_warm = cache.block_cache_fits_data and not wl.fresh_db

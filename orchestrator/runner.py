@@ -5,6 +5,7 @@ loses nothing already measured.
 """
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import signal
 from dataclasses import dataclass
@@ -19,12 +20,13 @@ from .execute import run_process
 from .parse import parse_engine_output
 from .parse_callgrind import callgrind_command, parse_callgrind_total
 from .parse_perf import parse_perf_csv, perf_command
-from .plan import (PHASE_CALLGRIND, PHASE_SETUP, RunPlan, Step, hot_block_cache_bytes, residency_violation,
-                   series_identity, series_key)
+from .plan import (FORMAT_GBENCH, PHASE_CALLGRIND, PHASE_SETUP, RunPlan, Step, hot_block_cache_bytes,
+                   residency_violation, series_identity, series_key)
 from .record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
                      STATUS_PARSE_ERROR, STATUS_SKIPPED, STATUS_TIMEOUT, Invocation, Metric,
                      ParsedOutput, ProcessResult)
 from .store import Store
+from .tool_results import StoredAggregate
 
 
 class Reporter(Protocol):
@@ -45,6 +47,7 @@ class RunContext:
     data_dir: Path
     counters: bool = False  # perf stat around each invocation
     cgroup_procs: tuple[Path, ...] = ()
+    harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
 
 
 def _signal_name(code: int) -> str:
@@ -188,25 +191,50 @@ def skipped(ctx: RunContext, step: Step, reason: str) -> Invocation:
     return _invocation(ctx, step, STATUS_SKIPPED, reason, None, None, [], {}, "")
 
 
+StepRecords = tuple[list[tuple[Invocation, dict[str, Any]]], list[StoredAggregate]]
+
+
+def _run_any_step(ctx: RunContext, step: Step, failed_points: dict[int, str]) -> StepRecords:
+    """(invocation, series identity) pairs and tool aggregates of one step, by its format."""
+    if step.point in failed_points:
+        return [(skipped(ctx, step, failed_points[step.point]), step_identity(ctx, step))], []
+    if step.format == FORMAT_GBENCH:
+        from .gbench_runner import run_gbench_step  # builds on this module's helpers
+
+        outcome = run_gbench_step(ctx, step)
+        return list(outcome.records), list(outcome.aggregates)
+    inv = run_step(ctx, step)
+    if inv.status != STATUS_OK and step.phase == PHASE_SETUP:
+        failed_points[step.point] = f"setup step {step.seq} ({step.benchmark}) {inv.status}"
+    return [(inv, step_identity(ctx, step))], []
+
+
 def execute_plan(ctx: RunContext, store: Store, reporter: Reporter) -> list[Invocation]:
-    """Run every step in order; a failed setup skips the rest of its point (recorded as such)."""
+    """Run every step in order; a failed setup skips the rest of its point (recorded as such).
+
+    A db_bench step is one invocation with the step's sequence number; a harness step is one
+    invocation per result row, so the sequence numbers after it move up to stay unique.
+    """
     ctx.logs_dir.mkdir(parents=True, exist_ok=True)
     ctx.data_dir.mkdir(parents=True, exist_ok=True)
     failed_points: dict[int, str] = {}
     done: list[Invocation] = []
     total = len(ctx.plan.steps)
+    shift = 0
     for index, step in enumerate(ctx.plan.steps, start=1):
         reporter.step_started(step, index, total)
-        if step.point in failed_points:
-            inv = skipped(ctx, step, failed_points[step.point])
-        else:
-            inv = run_step(ctx, step)
-            if inv.status != STATUS_OK and step.phase == PHASE_SETUP:
-                failed_points[step.point] = f"setup step {step.seq} ({step.benchmark}) {inv.status}"
-        store.record_series(inv.series_key, step_identity(ctx, step))
-        store.add_invocation(inv)
-        done.append(inv)
-        reporter.step_finished(inv)
+        records, aggregates = _run_any_step(ctx, step, failed_points)
+        for offset, (inv, identity) in enumerate(records):
+            if shift or offset:
+                inv = dataclasses.replace(inv, seq=step.seq + shift + offset)
+            store.record_series(inv.series_key, identity)
+            store.add_invocation(inv)
+            done.append(inv)
+        shift += len(records) - 1
+        if aggregates:
+            store.add_aggregates(aggregates)
+        step_invs = done[len(done) - len(records):]
+        reporter.step_finished(next((i for i in step_invs if i.status != STATUS_OK), step_invs[-1]))
     return done
 
 
