@@ -80,13 +80,15 @@ def summary_table(invocations: list[Invocation]) -> Table:
     groups: dict[tuple, list[Invocation]] = defaultdict(list)
     for inv in invocations:
         if inv.phase == "measured":
-            groups[(inv.workload, inv.threads, inv.params.get("num"))].append(inv)
+            groups[(inv.workload, inv.benchmark, inv.threads, inv.cache_state,
+                    inv.params.get("num"))].append(inv)
     table = Table(title="Measured (median of repetitions)")
-    for col in ("workload", "threads", "num", "ok/n", "ops/s", "p50 µs", "p99 µs"):
-        table.add_column(col, justify="left" if col == "workload" else "right")
-    for (workload, threads, num), invs in groups.items():
+    for col in ("workload", "benchmark", "threads", "cache", "num", "ok/n", "ops/s", "p50 µs",
+                "p99 µs"):
+        table.add_column(col, justify="left" if col in ("workload", "benchmark", "cache") else "right")
+    for (workload, benchmark, threads, cache, num), invs in groups.items():
         ok = [i for i in invs if i.status == STATUS_OK]
-        table.add_row(workload, str(threads), _fmt(num), f"{len(ok)}/{len(invs)}",
+        table.add_row(workload, benchmark, str(threads), cache, _fmt(num), f"{len(ok)}/{len(invs)}",
                       _fmt(_median_metric(ok, "ops_per_sec")),
                       _fmt(_median_metric(ok, "p50_us"), 2), _fmt(_median_metric(ok, "p99_us"), 2))
     return table
