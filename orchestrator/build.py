@@ -20,6 +20,7 @@ from .plan import short_hash
 from .schema import BuildConf, EngineConf
 
 PROVENANCE_FILE = "provenance.json"
+ORIG_ONLY_MARKER = "ORIG_ONLY"  # in a Debian source's folder: built from the orig tarball alone
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
 
 ProgressFn = Callable[[int, int], None]
@@ -47,6 +48,7 @@ class Build:
     linked_libraries: tuple[str, ...]
     created_at: str
     cached: bool = False  # True when this run reused the build without compiling
+    source_note: str = ""  # e.g. "Debian patches not applied" for an orig-tarball-only source
 
 
 def compiler_identity() -> tuple[str, str]:
@@ -97,7 +99,11 @@ def _run(argv: list[str], cwd: Path, log: Path, what: str, env: dict | None = No
 
 
 def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
-    """apt-get source PACKAGE=VERSION into its own folder; returns the unpacked tree."""
+    """apt-get source PACKAGE=VERSION into its own folder; returns the unpacked tree.
+
+    Where the mirror lacks a suite's Debian files (.dsc, .debian.tar) but has the upstream orig
+    tarball, the tree is the orig tarball alone and a marker records that no Debian patch applied.
+    """
     src = engine.source
     if not src.package or not src.package_version:
         raise BuildError(f"engine {engine.name!r}: a debian source needs source.package and "
@@ -108,18 +114,41 @@ def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
         return tree
     home.mkdir(parents=True, exist_ok=True)
     log = home / "fetch.log"
-    _run(["apt-get", "source", "--download-only", "--only-source",
-          f"{src.package}={src.package_version}"], home, log,
-         f"apt-get source {src.package}={src.package_version} (is the deb-src entry there? run "
-         f"'make setup')")
-    dsc = next(home.glob(f"{src.package}_*.dsc"), None)
-    if dsc is None:
-        raise BuildError(f"apt-get source {src.package}={src.package_version} gave no .dsc; see {log}")
+    what = f"apt-get source {src.package}={src.package_version}"
+    # apt-get exits non-zero when any one file 404s, even though the others were downloaded.
+    _try_run(["apt-get", "source", "--download-only", "--only-source",
+              f"{src.package}={src.package_version}"], home, log)
     if tree.exists():
         shutil.rmtree(tree)
-    _run(["dpkg-source", "--no-check", "-x", dsc.name, "src"], home, log,
-         f"dpkg-source -x {dsc.name}")
+    (home / ORIG_ONLY_MARKER).unlink(missing_ok=True)
+    dsc = next(home.glob(f"{src.package}_*.dsc"), None)
+    if dsc is not None and _try_run(["dpkg-source", "--no-check", "-x", dsc.name, "src"], home, log):
+        return tree
+    upstream = src.package_version.rsplit("-", 1)[0]
+    orig = next(home.glob(f"{src.package}_{upstream}.orig.tar.*"), None)
+    if orig is None:
+        raise BuildError(f"{what} gave neither a usable .dsc nor an orig tarball (is the deb-src "
+                         f"entry there? run 'make setup'); see {log}")
+    if tree.exists():
+        shutil.rmtree(tree)
+    tree.mkdir()
+    _run(["tar", "-xf", orig.name, "-C", "src", "--strip-components=1"], home, log,
+         f"unpacking {orig.name}")
+    (home / ORIG_ONLY_MARKER).write_text(f"{orig.name} unpacked alone; Debian patches not applied\n")
     return tree
+
+
+def source_note(tree: Path) -> str:
+    """What differs from the recipe's full Debian source, for the provenance ('' when nothing)."""
+    marker = tree.parent / ORIG_ONLY_MARKER
+    return marker.read_text().strip() if marker.exists() else ""
+
+
+def _try_run(argv: list[str], cwd: Path, log: Path) -> bool:
+    with log.open("a") as fh:
+        fh.write(f"$ {' '.join(argv)}\n")
+        fh.flush()
+        return subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT).returncode == 0
 
 
 def fetch_git_source(engine: EngineConf, sources_dir: Path) -> Path:
@@ -248,6 +277,7 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
                   cmake_version=cmake_version(), cmake_flags=tuple(flags),
                   build_seconds=round(seconds, 2), binary_path=str(binary),
                   binary_sha256=sha256_file(binary), linked_libraries=libs,
-                  created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                  created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  source_note=source_note(tree))
     (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
     return build

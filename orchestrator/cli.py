@@ -162,7 +162,39 @@ def import_command(argv: list[str]) -> None:
                   f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True)
 
 
-COMMANDS = {"run": run_command, "site": site_command, "import": import_command}
+def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
+    """One side of `tidemark ab`: the composed config as a dataclass and as a resolved dict."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    validate_overrides(overrides)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            cfg = compose("tidemark", overrides=overrides)
+            return OmegaConf.to_object(cfg), OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(explain_hydra_error(exc)) from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def _stats_command(name: str):  # type: ignore[no-untyped-def]
+    def command(argv: list[str]) -> None:
+        from . import stats_cli
+
+        if name == "ab":
+            stats_cli.ab_command(argv, compose_conf, console)
+        else:
+            getattr(stats_cli, f"{name}_command")(argv, console)
+    return command
+
+
+COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
+            "compare": _stats_command("compare"), "gate": _stats_command("gate"),
+            "ab": _stats_command("ab")}
 
 
 def main(argv: list[str] | None = None) -> None:

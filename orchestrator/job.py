@@ -15,6 +15,7 @@ from rich.console import Console
 from . import machine, machine_facts
 from .cgroup import Cgroup, create_cgroup, remove_cgroup
 from .build import Build, build_engine
+from .engine_versions import resolve_engine_version
 from .errors import ConfigError, UserError
 from .execute import parse_cpu_list
 from .harness_build import build_harness
@@ -105,6 +106,7 @@ def _run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fa
 def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             console: Console) -> tuple[str, list[Invocation]]:
     """Run one job; every invocation is in the store when this returns or raises."""
+    conf = dataclasses.replace(conf, engine=resolve_engine_version(conf.engine))
     plan = make_plan(conf)
     facts = machine.capture_facts(Path(conf.data_dir).expanduser())
     notes = check_machine(conf, facts)

@@ -41,10 +41,21 @@ class SourceConf:
 
 
 @dataclass
+class EngineVersionConf:
+    """One known version of an engine: where its source comes from and how it differs to build."""
+
+    package_version: str = MISSING  # debian: the exact source version, e.g. 9.10.0-1
+    suite: str = ""  # the Debian suite that carries it (its deb-src is in scripts/setup-system.sh)
+    cmake_flags: Optional[List[str]] = None  # replaces the engine's cmake_flags when set
+
+
+@dataclass
 class EngineConf:
     name: str = MISSING  # rocksdb | leveldb: picks command lines and the output parser
     version: str = MISSING  # upstream version, the trend's x-axis
     source: SourceConf = field(default_factory=SourceConf)
+    # version → recipe; when not empty, `version` must be one of its keys (engine.version=9.10.0).
+    versions: Dict[str, EngineVersionConf] = field(default_factory=dict)
     target: str = "db_bench"  # the ninja target to build
     binary: str = "db_bench"  # path of the benchmark binary inside the build tree
     cmake_flags: List[str] = field(default_factory=list)
@@ -91,6 +102,10 @@ class WorkloadConf:
     fresh_db: bool = False
     engines: List[str] = field(default_factory=lambda: ["rocksdb", "leveldb"])
     params: WorkloadParams = field(default_factory=WorkloadParams)
+    # Absolute promises checked by `tidemark gate --targets`, e.g. ["p99_us < 50"].
+    targets: List[str] = field(default_factory=list)
+    # Headroom over the observed baseline, metric → factor: {p99_us: 1.5} = at most 1.5 × baseline.
+    bars: Dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

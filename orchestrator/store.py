@@ -116,6 +116,14 @@ class Store:
         self.con.execute("UPDATE runs SET status = ?, finished_at = ?, machine_state = ? "
                          "WHERE run_id = ?", [status, _now(), _json(machine_state), run_id])
 
+    def record_ab(self, ab: dict[str, Any]) -> None:
+        """Link the two runs of one `tidemark ab` job (before they run: a crash keeps the link)."""
+        self.con.execute(
+            "INSERT INTO ab_pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [ab["ab_id"], ab["run_a"], ab["run_b"], ab["seed"], ab["same_build"],
+             _json(ab["overrides_a"]), _json(ab["overrides_b"]), _json(ab.get("schedule", [])),
+             _now()])
+
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         self.con.execute(
             "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",

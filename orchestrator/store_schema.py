@@ -52,6 +52,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             unit VARCHAR, better VARCHAR, notes JSON)""",
         "CREATE INDEX aggregates_run ON aggregates (run_id)",
     ]),
+    # tidemark ab: two runs measured interleaved in one job; schedule = the seeded order per round.
+    (3, [
+        """CREATE TABLE ab_pairs (
+            ab_id VARCHAR PRIMARY KEY, run_a VARCHAR, run_b VARCHAR, seed BIGINT,
+            same_build BOOLEAN, overrides_a JSON, overrides_b JSON, schedule JSON,
+            created_at TIMESTAMPTZ)""",
+    ]),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

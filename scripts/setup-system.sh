@@ -10,6 +10,8 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev util-linux linux-perf valgrind hyperfine
   chromium chromium-driver
 )
+# Newer suites only as deb-src, for newer engine versions (conf/engine/rocksdb.yaml `versions`).
+EXTRA_SRC_SUITES=(trixie sid)
 SRC_LIST=/etc/apt/sources.list.d/tidemark-src.sources
 STAMP=/var/lib/tidemark/apt-setup.stamp
 
@@ -36,9 +38,10 @@ write_deb_src() {
   fi
   codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
   keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-  local want
+  local suites want
+  suites=$(printf '%s\n' "$codename" "${EXTRA_SRC_SUITES[@]}" | awk '!seen[$0]++' | xargs)
   want=$(printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-    "$mirror" "$codename" "$keyring")
+    "$mirror" "$suites" "$keyring")
   if [ ! -f "$SRC_LIST" ] || [ "$(cat "$SRC_LIST")" != "$want" ]; then
     echo "$want" | $SUDO tee "$SRC_LIST" >/dev/null
     $SUDO rm -f "$STAMP"

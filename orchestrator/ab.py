@@ -1,0 +1,167 @@
+"""`tidemark ab` (side effects): two configs run interleaved A B A B … on one machine in one job.
+
+Each round of repetitions runs both sides back to back in a seeded random order (recorded), so a
+slow drift of the machine (another tenant, heat, a background job) hits both sides alike instead
+of whichever side happened to run second. Each side is a normal run in the store (its own run id,
+build, data directory); the ab_pairs table links them. cli.py composes both configs with Hydra and
+hands the dataclasses here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from . import machine
+from .engine_versions import resolve_engine_version
+from .errors import ConfigError
+from .job import _build, _pin_orchestrator, _run_record, check_machine, check_pin_cpus, new_run_id
+from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
+from .progress import RunProgress
+from .record import STATUS_OK, Invocation
+from .runner import RunContext, remove_data, run_step, skipped, step_identity
+from .schema import TidemarkConf
+from .store import Store
+
+PREPARING = (PHASE_SETUP, PHASE_WARMUP)  # run for both sides before a point's measured rounds
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str  # "a" | "b"
+    conf: TidemarkConf
+    overrides: list[str]
+    config: dict[str, Any]
+
+
+def schedule(plan_a: RunPlan, plan_b: RunPlan, seed: int) -> list[tuple[str, Step]]:
+    """The interleaved order (pure): per point, both sides' setups and warm-ups, then each round
+    of measured repetitions in a seeded random order, then anything else (callgrind)."""
+    check_same_shape(plan_a, plan_b)
+    rng = random.Random(seed)
+    order: list[tuple[str, Step]] = []
+    points = sorted({s.point for s in plan_a.steps})
+    for point in points:
+        a = [s for s in plan_a.steps if s.point == point]
+        b = [s for s in plan_b.steps if s.point == point]
+        order += [("a", s) for s in a if s.phase in PREPARING]
+        order += [("b", s) for s in b if s.phase in PREPARING]
+        measured_a = [s for s in a if s.phase == PHASE_MEASURED]
+        measured_b = [s for s in b if s.phase == PHASE_MEASURED]
+        for step_a, step_b in zip(measured_a, measured_b):
+            pair = [("a", step_a), ("b", step_b)]
+            rng.shuffle(pair)
+            order += pair
+        done = {id(s) for _, s in order}
+        order += [("a", s) for s in a if id(s) not in done] + [("b", s) for s in b if id(s) not in done]
+    return order
+
+
+def check_same_shape(plan_a: RunPlan, plan_b: RunPlan) -> None:
+    """Both sides must run the same workloads and repetitions, or rounds cannot pair up."""
+    shape = lambda plan: [(s.point, s.workload, s.phase, s.repetition) for s in plan.steps]
+    if shape(plan_a) != shape(plan_b):
+        raise ConfigError("the two sides plan different steps; give workload, suite and "
+                          "repetitions after '--' so both sides share them")
+    if plan_a.engine != plan_b.engine:
+        raise ConfigError(f"side a runs {plan_a.engine} and side b {plan_b.engine}; ab compares "
+                          f"two builds of one engine")
+
+
+def rounds_record(order: list[tuple[str, Step]]) -> list[dict[str, Any]]:
+    """The measured order as stored: one entry per round, e.g. {"point": 1, "rep": 2, "order": "ba"}."""
+    rounds: dict[tuple[int, int], str] = {}
+    for side, step in order:
+        if step.phase == PHASE_MEASURED:
+            rounds[(step.point, step.repetition)] = rounds.get((step.point, step.repetition), "") + side
+    return [{"point": p, "rep": r, "order": o} for (p, r), o in rounds.items()]
+
+
+def _context(side: Side, run_id: str, plan: RunPlan, build: Any, fingerprint: str,
+             pin: tuple[int, ...], counters: bool) -> RunContext:
+    conf = side.conf
+    return RunContext(run_id=run_id, plan=plan, build=build, machine_fingerprint=fingerprint,
+                      pin_cpus=pin, run_env=dict(conf.build.run_env),
+                      allow_drop_caches=conf.machine.allow_drop_caches,
+                      logs_dir=Path(conf.results_dir) / "logs" / run_id,
+                      data_dir=Path(conf.data_dir).expanduser() / run_id, counters=counters)
+
+
+def _execute(order: list[tuple[str, Step]], ctxs: dict[str, RunContext], store: Store,
+             console: Console) -> dict[str, list[Invocation]]:
+    """Run the interleaved order; a failed setup skips the rest of its side's point."""
+    failed: dict[tuple[str, int], str] = {}
+    done: dict[str, list[Invocation]] = {"a": [], "b": []}
+    for ctx in ctxs.values():
+        ctx.logs_dir.mkdir(parents=True, exist_ok=True)
+        ctx.data_dir.mkdir(parents=True, exist_ok=True)
+    with RunProgress(console, len(order)) as progress:
+        for index, (side, step) in enumerate(order, start=1):
+            ctx = ctxs[side]
+            progress.step_started(step, index, len(order))
+            reason = failed.get((side, step.point))
+            inv = skipped(ctx, step, reason) if reason else run_step(ctx, step)
+            if inv.status != STATUS_OK and step.phase == PHASE_SETUP:
+                failed[(side, step.point)] = f"setup step {step.seq} ({step.benchmark}) {inv.status}"
+            store.record_series(inv.series_key, step_identity(ctx, step))
+            store.add_invocation(inv)
+            done[side].append(inv)
+            progress.step_finished(inv)
+    return done
+
+
+def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[str, Any]:
+    """Build both sides, run them interleaved, store two linked runs; returns the ab record."""
+    if (a.conf.db, a.conf.results_dir) != (b.conf.db, b.conf.results_dir):
+        raise ConfigError("both sides must write one results DB; give db= and results_dir= after '--'")
+    sides = [dataclasses.replace(s, conf=dataclasses.replace(
+        s.conf, engine=resolve_engine_version(s.conf.engine))) for s in (a, b)]
+    plans = {s.name: make_plan(s.conf) for s in sides}
+    seed = secrets.randbits(32) if seed is None else seed
+    order = schedule(plans["a"], plans["b"], seed)
+    facts = machine.capture_facts(Path(a.conf.data_dir).expanduser())
+    notes = check_machine(a.conf, facts)
+    pin = check_pin_cpus(a.conf.machine.pin_cpus)
+    _pin_orchestrator(a.conf.machine.orchestrator_cpus)
+    builds = {s.name: _build(s.conf, Path(s.conf.cache_dir).expanduser(), console) for s in sides}
+    counters = a.conf.counters and shutil.which("perf") is not None
+    base_id = new_run_id()
+    run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
+    ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,
+          "same_build": builds["a"].build_id == builds["b"].build_id,
+          "overrides_a": a.overrides, "overrides_b": b.overrides, "schedule": rounds_record(order)}
+    store = Store(Path(a.conf.db))
+    ctxs: dict[str, RunContext] = {}
+    before: dict[str, Any] = {}
+    try:
+        store.record_machine(facts)
+        for s in sides:
+            store.record_build(builds[s.name])
+            record = _run_record(run_ids[s.name], s.conf, plans[s.name], builds[s.name], facts,
+                                 s.overrides, s.config, notes)
+            record["label"] = s.conf.label or f"{ab['ab_id']} side {s.name}"
+            store.start_run(record)
+            before[s.name] = record["machine_state"]
+            ctxs[s.name] = _context(s, run_ids[s.name], plans[s.name], builds[s.name],
+                                    facts["fingerprint"], pin, counters)
+        store.record_ab(ab)
+        status = "interrupted"
+        try:
+            done = _execute(order, ctxs, store, console)
+            status = "ok" if all(i.status == STATUS_OK for v in done.values() for i in v) else "partial"
+        finally:
+            after = machine.capture_state()
+            for name, ctx in ctxs.items():
+                store.finish_run(ctx.run_id, status, {**before[name], "after": after})
+                if not a.conf.keep_data:
+                    remove_data(ctx.data_dir)
+    finally:
+        store.close()
+    console.print(f"ab {ab['ab_id']}: {status}; a = {run_ids['a']}, b = {run_ids['b']}, seed {seed}")
+    return ab

@@ -1,0 +1,132 @@
+"""Arguments of `tidemark compare`, `tidemark gate` and `tidemark ab` (thin wiring only).
+
+cli.py registers these; `ab` receives cli.py's Hydra composer, the only place Hydra is used.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+
+from .errors import ConfigError
+from .stats import Thresholds
+
+ComposeFn = Callable[[list[str]], tuple[Any, dict[str, Any]]]  # overrides → (TidemarkConf, dict)
+DEFAULT_DB = "results/tidemark.duckdb"
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--metric", action="append", dest="metrics",
+                        help="metric to compare (repeatable; default ops_per_sec)")
+    parser.add_argument("--allow-different", action="store_true",
+                        help="compare even where machine, build, cache, threads or params differ; "
+                             "each difference is named")
+    parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    parser.add_argument("--min-effect", type=float, help="smallest relative change called, e.g. "
+                        f"0.02 (default {Thresholds.min_effect}; gate: its config)")
+    parser.add_argument("--alpha", type=float, help="significance level of the U test")
+
+
+def _thresholds(args: argparse.Namespace, base: Thresholds = Thresholds()) -> Thresholds:
+    return Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
+                      min_effect=base.min_effect if args.min_effect is None else args.min_effect,
+                      noise_k=base.noise_k)
+
+
+def _print(report: Any, fmt: str, console: Console) -> None:
+    from .compare_format import as_json, footer_lines, markdown, rich_table
+
+    if fmt == "json":
+        print(as_json(report))
+    elif fmt == "markdown":
+        print(markdown(report), end="")
+    else:
+        # Nine columns: wider than a default 80-column pipe, so do not let rich squeeze them.
+        wide = Console(file=console.file, width=max(console.width, 150), highlight=False)
+        wide.print(rich_table(report))
+        for line in footer_lines(report):
+            console.print(line)
+
+
+def compare_command(argv: list[str], console: Console) -> None:
+    from .compare import DEFAULT_METRICS, compare_runs
+
+    parser = argparse.ArgumentParser(prog="tidemark compare", description=(
+        "Compare two runs series by series. BASE and CAND are run ids or selectors: latest, "
+        "latest~1, engine.version=7.8.3, label=X (add ~N for the N-th older match)."))
+    parser.add_argument("base")
+    parser.add_argument("cand")
+    parser.add_argument("--db", default=DEFAULT_DB)
+    _add_common(parser)
+    args = parser.parse_args(argv)
+    report = compare_runs(Path(args.db), args.base, args.cand,
+                          tuple(args.metrics or DEFAULT_METRICS), _thresholds(args),
+                          args.allow_different)
+    _print(report, args.format, console)
+
+
+def gate_command(argv: list[str], console: Console) -> None:
+    from . import gate
+
+    parser = argparse.ArgumentParser(prog="tidemark gate", description=(
+        "Exit 0 pass, 1 regression, 2 not comparable / not enough data / usage error."))
+    parser.add_argument("--baseline", required=True, help="run id or selector of the baseline")
+    parser.add_argument("--candidate", default="latest", help="run id or selector (default latest)")
+    parser.add_argument("--db", default=DEFAULT_DB)
+    parser.add_argument("--config", default=str(gate.DEFAULT_GATE), help="gate thresholds (YAML)")
+    parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
+    parser.add_argument("--summary", help="write a Markdown summary (a PR comment) here")
+    _add_common(parser)
+    args = parser.parse_args(argv)
+    conf = gate.load_gate_conf(Path(args.config))
+    given = _thresholds(args, conf.thresholds)
+    conf = gate.GateConf(tuple(args.metrics or conf.metrics), given.alpha, given.min_effect,
+                         conf.noise_k, conf.targets or args.targets)
+    result = gate.run_gate(Path(args.db), args.baseline, args.candidate, conf, args.allow_different)
+    _print(result.report, args.format, console)
+    for target in result.targets:
+        console.print(f"target {target.workload}: {target.target} → {target.status}")
+    if args.summary:
+        Path(args.summary).write_text(gate.summary_markdown(result))
+    word = {0: "pass", 1: "REGRESSION", 2: "cannot tell"}[result.code]
+    console.print(f"gate: {word}" + "".join(f"\n  {r}" for r in result.reasons))
+    raise SystemExit(result.code)
+
+
+def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="tidemark ab", description=(
+        "Run two configs interleaved (A B A B …, seeded random order per round) and compare them. "
+        "e.g. tidemark ab --a engine.version=7.8.3 --b engine.version=9.10.0 -- "
+        "workload=readrandom repetitions=10"))
+    parser.add_argument("--a", action="append", default=[], help="override for side A (repeatable)")
+    parser.add_argument("--b", action="append", default=[], help="override for side B (repeatable)")
+    parser.add_argument("--seed", type=int, help="seed of the per-round order (default: random, recorded)")
+    _add_common(parser)
+    shared: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, shared = argv[:cut], argv[cut + 1:]
+    args = parser.parse_args(argv)
+    if any(o.startswith("-") for o in shared):
+        raise ConfigError(f"after '--' give Hydra overrides only, not {shared[0]!r}")
+    return args, shared
+
+
+def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
+    from .ab import Side, run_ab
+    from .compare import DEFAULT_METRICS, compare_runs
+
+    args, shared = split_ab_args(argv)
+    sides = []
+    for name, own in (("a", args.a), ("b", args.b)):
+        overrides = [*shared, *own]
+        conf, config = compose(overrides)
+        sides.append(Side(name, conf, overrides, config))
+    ab = run_ab(sides[0], sides[1], console, args.seed)
+    # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
+    report = compare_runs(Path(sides[0].conf.db), ab["run_a"], ab["run_b"],
+                          tuple(args.metrics or DEFAULT_METRICS), _thresholds(args),
+                          allow_different=True)
+    _print(report, args.format, console)

@@ -1,0 +1,119 @@
+"""`tidemark ab`, `compare` and `gate` on real LevelDB runs (tiny data sets)."""
+import subprocess
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.plan import series_key
+from orchestrator.record import Invocation, Metric
+from orchestrator.store import Store
+
+from tests.e2e import query, tidemark
+
+pytestmark = pytest.mark.engine
+
+LEVELDB = ["engine=leveldb", "workload=readrandom", "workload.params.num=20000", "counters=false"]
+# An A/A comparison at alpha = 0.05 flags by design in about one run of twenty, and this shared
+# 2-core machine moves whole runs by several percent; a 10% minimum effect makes these tests
+# check the machinery. The measured false-alarm rate at the default 1% is in site/power.md.
+QUIET = ["--min-effect", "0.10"]
+
+
+def run(tmp: Path, *overrides: str) -> str:
+    proc = tidemark(tmp, "run", *LEVELDB, *overrides)
+    return proc.stdout.split("run ")[-1].split(":")[0]
+
+
+def gate(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    return tidemark(tmp, "gate", "--db", str(tmp / "tidemark.duckdb"), *args, check=False)
+
+
+def test_ab_aa_on_leveldb_is_no_significant_change(tmp_path):
+    proc = tidemark(tmp_path, "ab", "--seed", "11", "--format", "json", *QUIET, "--", *LEVELDB,
+                    "repetitions=6", f"db={tmp_path / 'tidemark.duckdb'}", f"results_dir={tmp_path}",
+                    f"data_dir={tmp_path / 'data'}")
+    report = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert [r["comparison"]["verdict"] for r in report["rows"]] == ["no significant change"]
+    row = report["rows"][0]["comparison"]
+    assert row["base_n"] == row["cand_n"] == 6
+    assert row["ci_low"] < 1 < row["ci_high"]
+    (ab_id, seed, same, schedule), = query(tmp_path, "SELECT ab_id, seed, same_build, schedule FROM ab_pairs")
+    assert seed == 11 and same
+    assert [r["rep"] for r in json.loads(schedule)] == [1, 2, 3, 4, 5, 6]
+    runs = query(tmp_path, "SELECT run_id FROM runs ORDER BY run_id")
+    assert [r[0] for r in runs] == [ab_id[3:] + "-a", ab_id[3:] + "-b"]
+
+
+def ab(tmp: Path, *args: str) -> None:
+    tidemark(tmp, "ab", "--seed", "5", *args[:-1], "--", *LEVELDB, args[-1],
+             f"db={tmp / 'tidemark.duckdb'}", f"results_dir={tmp}", f"data_dir={tmp / 'data'}")
+
+
+def test_gate_exit_codes_on_real_runs(tmp_path):
+    # Interleaved sides: a whole-run shift of this shared machine (up to ±50% between separate
+    # runs here) hits both sides alike, so the gate sees the planted change and not the machine.
+    # One DB per case: an A/A pair in the same DB would rightly raise the series' noise threshold.
+    aa, reg = tmp_path / "aa", tmp_path / "reg"
+    ab(aa, "repetitions=6")
+    passed = gate(aa, "--baseline", "latest~1", "--candidate", "latest", *QUIET,
+                  "--summary", str(tmp_path / "summary.md"))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "tidemark gate: pass" in (tmp_path / "summary.md").read_text()
+    aa_base = query(aa, "SELECT run_a FROM ab_pairs")[0][0]
+    # A real regression: 10× larger values cost more per read (about -50% ops/s here; a smaller
+    # planted change would drown in this machine's noise at 8 repetitions, see site/power.md).
+    ab(reg, "--b", "workload.params.value_size=1000", "repetitions=8")
+    refused = gate(reg, "--baseline", "latest~1", "--candidate", "latest")
+    assert refused.returncode == 2
+    assert "params.value_size: 100 vs 1000" in refused.stderr
+    slow = gate(reg, "--baseline", "latest~1", "--candidate", "latest",
+                "--allow-different", "--summary", str(tmp_path / "slow.md"))
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert "REGRESSION" in slow.stdout and "readrandom ops_per_sec: -" in slow.stdout
+    summary = (tmp_path / "slow.md").read_text()
+    assert "regression" in summary and "params.value_size: 100 vs 1000" in summary
+    # Two repetitions can never reach p < 0.05 against six (smallest exact p = 2/28).
+    run(aa, "repetitions=2", "label=short")
+    short = gate(aa, "--baseline", aa_base, "--candidate", "label=short")
+    assert short.returncode == 2 and "not enough repetitions" in short.stdout
+
+
+def test_compare_refuses_different_machine_fingerprints(tmp_path):
+    base_id = run(tmp_path, "repetitions=4")
+    db = tmp_path / "tidemark.duckdb"
+    # A second machine is written through Store (this test has one host): same invocations,
+    # another fingerprint, so only the machine differs.
+    (fingerprint, facts, config), = query(tmp_path, "SELECT m.fingerprint, m.facts::VARCHAR, "
+                                          "r.config::VARCHAR FROM runs r JOIN machines m "
+                                          "ON m.fingerprint = r.machine_fingerprint")
+    other = "f" * 16
+    rows = query(tmp_path, "SELECT i.seq, i.series_key, m.value, s.params::VARCHAR, "
+                 "s.compiler_version, s.cmake_flags::VARCHAR FROM invocations i JOIN metrics m "
+                 "USING (invocation_id) JOIN series s USING (series_key) "
+                 "WHERE i.phase = 'measured' AND m.name = 'ops_per_sec'")
+    store = Store(db)
+    try:
+        store.record_machine({**json.loads(facts), "fingerprint": other, "hostname": "other-host"})
+        store.start_run({"run_id": "other-machine", "started_at": "2030-01-01T00:00:00Z",
+                         "status": "ok", "engine": "leveldb", "engine_version": "1.23",
+                         "build_variant": "release", "machine_fingerprint": other,
+                         "config": json.loads(config), "overrides": [], "notes": []})
+        for seq, key, value, params, compiler, flags in rows:
+            identity = {"engine": "leveldb", "workload": "readrandom", "benchmark": "readrandom",
+                        "params": json.loads(params), "threads": 1, "cache_state": "warm",
+                        "build_variant": "release", "compiler_version": compiler,
+                        "cmake_flags": json.loads(flags), "machine_fingerprint": other}
+            store.record_series(series_key(identity), identity)
+            store.add_invocation(Invocation(
+                "other-machine", seq, "readrandom", "readrandom", "measured", seq, 1,
+                json.loads(params), "warm", series_key(identity), "ok", "", 0, 1.0, 1.0, 0.0, 1,
+                None, None, (), "", (Metric("ops_per_sec", value, "ops/s", "higher"),)))
+    finally:
+        store.close()
+    refused = tidemark(tmp_path, "compare", base_id, "other-machine", "--db", str(db), check=False)
+    assert refused.returncode == 2
+    assert f"machine_fingerprint: {fingerprint} vs {other}" in refused.stderr
+    allowed = tidemark(tmp_path, "compare", base_id, "other-machine", "--db", str(db),
+                       "--allow-different", "--format", "markdown")
+    assert f"different (allowed): machine_fingerprint: {fingerprint} vs {other}" in allowed.stdout
