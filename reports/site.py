@@ -19,6 +19,7 @@ from .history_pages import history_page, previous_comparable, summary_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, runs_index, workload_page
 from .run_page import invocation_row, run_page
+from .stats_site import write_stats_pages
 from .tables import Page
 from .variant_pages import sweeps_page, variants_page
 
@@ -203,7 +204,9 @@ def build_site(db: Path, out: Path) -> Path:
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
-    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Reference": reference_nav}]
+    stats_nav = write_stats_pages(env, docs, db, results.points)
+    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav},
+            {"Reference": reference_nav}]
     config = render.write_config(out, BASE_CONFIG, nav)
     render.mkdocs_build(config)
     _fill_run_pages(out / "site", fragments)
