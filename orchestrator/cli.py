@@ -13,7 +13,8 @@ from .schema import TidemarkConf, register_schemas
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
-console = Console(stderr=False, highlight=False)
+# Logs and CI output are not terminals: give tables room instead of rich's 80-column default.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
 
 def _group_options(group: str) -> list[str]:
