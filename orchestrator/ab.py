@@ -116,6 +116,16 @@ def _execute(order: list[tuple[str, Step]], ctxs: dict[str, RunContext], store: 
     return done
 
 
+def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Any,
+               facts: dict[str, Any], notes: list[str], ab_id: str) -> dict[str, Any]:
+    """Store one side's build and run record; returns its machine state before the run."""
+    store.record_build(build)
+    record = _run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
+    record["label"] = side.conf.label or f"{ab_id} side {side.name}"
+    store.start_run(record)
+    return record["machine_state"]
+
+
 def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[str, Any]:
     """Build both sides, run them interleaved, store two linked runs; returns the ab record."""
     if (a.conf.db, a.conf.results_dir) != (b.conf.db, b.conf.results_dir):
@@ -134,7 +144,9 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     base_id = new_run_id()
     run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
     ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,
-          "same_build": builds["a"].build_id == builds["b"].build_id,
+          # The ab_pairs.same_build column marks an A/A pair: one build AND one config on both
+          # sides; only such pairs feed the noise model (a planted change is not noise).
+          "same_build": builds["a"].build_id == builds["b"].build_id and a.config == b.config,
           "overrides_a": a.overrides, "overrides_b": b.overrides, "schedule": rounds_record(order)}
     store = Store(Path(a.conf.db))
     ctxs: dict[str, RunContext] = {}
@@ -142,12 +154,8 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     try:
         store.record_machine(facts)
         for s in sides:
-            store.record_build(builds[s.name])
-            record = _run_record(run_ids[s.name], s.conf, plans[s.name], builds[s.name], facts,
-                                 s.overrides, s.config, notes)
-            record["label"] = s.conf.label or f"{ab['ab_id']} side {s.name}"
-            store.start_run(record)
-            before[s.name] = record["machine_state"]
+            before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
+                                        facts, notes, ab["ab_id"])
             ctxs[s.name] = _context(s, run_ids[s.name], plans[s.name], builds[s.name],
                                     facts["fingerprint"], pin, counters)
         store.record_ab(ab)
