@@ -27,8 +27,12 @@ def _pct(value: float | None) -> str:
 
 
 def _series_label(row: Any) -> str:
+    """Engine (latest version), workload, threads, data set size, cache state, build variant."""
     threads = f" ×{row.threads}" if row.threads != 1 else ""
-    return f"{row.engine} {row.workload}{threads} [{row.cache_state}, {row.build_variant}]"
+    params = getattr(row, "params", None)
+    num = f" num={params['num']:,}" if isinstance(params, dict) and "num" in params else ""
+    return (f"{row.engine} {row.engine_version} {row.workload}{threads}{num} "
+            f"[{row.cache_state}, {row.build_variant}]")
 
 
 def _within_cv(group: pd.DataFrame) -> float:
