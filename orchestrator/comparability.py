@@ -80,7 +80,8 @@ def pair_series(base: list[SeriesSide], cand: list[SeriesSide]) -> Pairing:
     rest_cand = list(cand)
     rest_base: list[SeriesSide] = []
     for b in base:
-        exact = next((c for c in rest_cand if not identity_differences(b, c)[0]), None)
+        exact = next((c for c in rest_cand
+                      if _match(c) == _match(b) and not identity_differences(b, c)[0]), None)
         if exact is None:
             rest_base.append(b)
             continue

@@ -35,6 +35,13 @@ def test_different_fingerprints_are_refused_naming_both():
     assert check_comparable(pairing, allow_different=True) == ["machine_fingerprint: fp-one vs fp-two"]
 
 
+def test_different_workloads_never_pair():
+    pairing = pair_series([side(workload="fillrandom", benchmark="fillrandom")], [side("k2")])
+    assert pairing.pairs == ()
+    with pytest.raises(NotComparableError, match="share no workload"):
+        check_comparable(pairing, allow_different=True)
+
+
 def test_params_differences_are_named_param_by_param():
     pairing = pair_series([side()], [side("k2", params={"num": 2000}, threads=2)])
     assert check_comparable(pairing, True) == ["threads: 1 vs 2", "params.num: 1000 vs 2000"]
