@@ -61,18 +61,18 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "tidemark gate: pass" in (tmp_path / "summary.md").read_text()
     aa_base = query(aa, "SELECT run_a FROM ab_pairs")[0][0]
-    # A real regression: 10× larger values cost more per read (about -50% ops/s here; a smaller
+    # A real regression: 40× larger values cost more per read (several times slower; a smaller
     # planted change would drown in this machine's noise at 8 repetitions, see site/power.md).
-    ab(reg, "--b", "workload.params.value_size=1000", "repetitions=8")
+    ab(reg, "--b", "workload.params.value_size=4000", "repetitions=10")
     refused = gate(reg, "--baseline", "latest~1", "--candidate", "latest")
     assert refused.returncode == 2
-    assert "params.value_size: 100 vs 1000" in refused.stderr
+    assert "params.value_size: 100 vs 4000" in refused.stderr
     slow = gate(reg, "--baseline", "latest~1", "--candidate", "latest",
                 "--allow-different", "--summary", str(tmp_path / "slow.md"))
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "REGRESSION" in slow.stdout and "readrandom ops_per_sec: -" in slow.stdout
     summary = (tmp_path / "slow.md").read_text()
-    assert "regression" in summary and "params.value_size: 100 vs 1000" in summary
+    assert "regression" in summary and "params.value_size: 100 vs 4000" in summary
     # Two repetitions can never reach p < 0.05 against six (smallest exact p = 2/28).
     run(aa, "repetitions=2", "label=short")
     short = gate(aa, "--baseline", aa_base, "--candidate", "label=short")
