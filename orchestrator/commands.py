@@ -13,21 +13,28 @@ SEED = 301
 _LEVELDB_COMPRESSION = "snappy"
 
 
-def rocksdb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
-                    cache_size_override: int | None = None) -> list[str]:
+def _common_flags(binary: Path, step: Step, db_dir: Path, cache_size: int) -> list[str]:
+    """The flags both engines' db_bench understand, in the same spelling."""
     p = step.params_dict
-    argv = [
+    return [
         str(binary),
         f"--benchmarks={','.join((*step.prelude, step.benchmark))}",
         f"--db={db_dir}",
         f"--num={p['num']}",
         f"--value_size={p['value_size']}",
-        f"--key_size={p['key_size']}",
         f"--threads={step.threads}",
-        f"--cache_size={cache_size_override or p['cache_size']}",
-        f"--compression_type={p['compression']}",
+        f"--cache_size={cache_size}",
         f"--use_existing_db={0 if step.fresh_db else 1}",
         "--histogram=1",
+    ]
+
+
+def rocksdb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
+                    cache_size_override: int | None = None) -> list[str]:
+    p = step.params_dict
+    argv = _common_flags(binary, step, db_dir, cache_size_override or p["cache_size"]) + [
+        f"--key_size={p['key_size']}",
+        f"--compression_type={p['compression']}",
         f"--seed={SEED}",
         f"--report_file={report_file}",
         f"--report_interval_seconds={p.get('report_interval_seconds') or 1}",
@@ -47,17 +54,7 @@ def leveldb_command(binary: Path, step: Step, db_dir: Path, report_file: Path,
     if p["compression"] != _LEVELDB_COMPRESSION:
         raise ConfigError(f"LevelDB's db_bench always uses snappy, not compression="
                           f"{p['compression']!r}; set workload.params.compression=snappy")
-    argv = [
-        str(binary),
-        f"--benchmarks={','.join((*step.prelude, step.benchmark))}",
-        f"--db={db_dir}",
-        f"--num={p['num']}",
-        f"--value_size={p['value_size']}",
-        f"--threads={step.threads}",
-        f"--cache_size={cache_size_override or p['cache_size']}",
-        f"--use_existing_db={0 if step.fresh_db else 1}",
-        "--histogram=1",
-    ]
+    argv = _common_flags(binary, step, db_dir, cache_size_override or p["cache_size"])
     if p.get("reads") is not None:
         argv.append(f"--reads={p['reads']}")
     argv.extend(_extra_flags(p))
