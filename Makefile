@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv bench site test test-fast clean
+.PHONY: setup system venv bench site site-bench test test-fast clean
 
 setup: system venv
 
@@ -34,6 +34,10 @@ test: setup
 # Pure-logic tests only: no engine build, no browser.
 test-fast: venv
 	$(PY) -m pytest -q -m "not engine and not browser"
+
+# Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json).
+site-bench: venv
+	$(PY) benchmarks/site_speed.py
 
 clean:
 	rm -rf build results

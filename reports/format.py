@@ -76,7 +76,7 @@ def html_cell(value: Any) -> Markup:
     """Jinja2 filter for a cell of an HTML table (pages injected after MkDocs, see site.py):
     a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
     if isinstance(value, Link):
-        return Markup('<a href="{}">{}</a>').format(safe_href(value.href), value.text)
+        return Markup(f'<a href="{escape(safe_href(value.href))}">{escape(value.text)}</a>')
     if is_missing(value) or value == "":
         return Markup(MISSING)
     return escape(str(value))

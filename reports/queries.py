@@ -57,13 +57,12 @@ _RUNS = """
 
 # One row per (run, series): the medians and spread over its measured repetitions.
 _POINTS = f"""
-    WITH m AS ({_METRICS_WIDE}),
-    measured AS (
+    WITH measured AS (
         SELECT i.*, m.ops, m.p50, m.p95, m.p99, m.p999, m.pmax, m.mb, m.residency,
                i.status = 'ok' AS ok,
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
-        FROM invocations i LEFT JOIN m USING (invocation_id)
+        FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
         WHERE i.phase = 'measured')
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
            any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
@@ -98,13 +97,12 @@ _POINTS = f"""
     ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
 
 _INVOCATIONS = f"""
-    WITH m AS ({_METRICS_WIDE})
     SELECT i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase, i.repetition,
            i.threads, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.status,
            i.error, i.exit_code, i.wall_s, i.max_rss_kb, i.command::VARCHAR AS command,
            i.log_path, i.notes::VARCHAR AS notes, i.conditions::VARCHAR AS conditions,
            m.ops, m.p50, m.p99, m.mb, m.residency
-    FROM invocations i LEFT JOIN m USING (invocation_id)
+    FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
@@ -122,11 +120,26 @@ def open_results(db: Path) -> duckdb.DuckDBPyConnection:
 
 
 def _decode_json(df: pd.DataFrame) -> pd.DataFrame:
-    """JSON text columns → Python objects, so page builders never parse."""
+    """JSON text columns → Python objects, so page builders never parse. Equal texts (params
+    and notes repeat across runs) are decoded once and share one object: builders never mutate."""
+    decoded: dict[str, object] = {}
+
+    def load(text: str | None) -> object:
+        if not text:
+            return None
+        if text not in decoded:
+            decoded[text] = json.loads(text)
+        return decoded[text]
+
     for column in _JSON_COLUMNS:
         if column in df.columns:
-            df[column] = df[column].map(lambda text: json.loads(text) if text else None)
+            df[column] = df[column].map(load)
     return df
+
+
+def _metrics_wide(con: duckdb.DuckDBPyConnection) -> None:
+    """Pivot the metrics once per connection (a temporary table; the DB stays read-only)."""
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS metrics_wide AS {_METRICS_WIDE}")
 
 
 def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -136,9 +149,11 @@ def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per (run, series), oldest run first: medians, min/max/mean/std of ops/s."""
+    _metrics_wide(con)
     return _decode_json(con.execute(_POINTS).df())
 
 
 def read_invocations(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every invocation of every run (all phases and statuses) with its headline metrics."""
+    _metrics_wide(con)
     return _decode_json(con.execute(_INVOCATIONS).df())

@@ -80,11 +80,13 @@ def conditions_text(conditions: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def invocation_row(inv: dict[str, Any], log_tail: str = "") -> dict[str, Any]:
-    """Everything the invocation table shows; numbers are pre-formatted text."""
+def invocation_row(inv: dict[str, Any], log_tail: str = "", detail: bool = True) -> dict[str, Any]:
+    """Everything the invocation table shows; numbers are pre-formatted text. Without `detail`
+    (older runs of a long history) the row has no command, log or conditions line."""
     conditions = inv["conditions"] or {}
     return {
-        "conditions": conditions_text(conditions), "log_tail": log_tail,
+        "detail": detail, "log_tail": log_tail,
+        "conditions": conditions_text(conditions) if detail else "",
         "anchor": anchor(inv["seq"]), "seq": int(inv["seq"]), "workload": inv["workload"],
         "benchmark": inv["benchmark"], "phase": inv["phase"], "rep": int(inv["repetition"]),
         "threads": int(inv["threads"]), "status": inv["status"], "ok": inv["status"] == "ok",
@@ -93,7 +95,7 @@ def invocation_row(inv: dict[str, Any], log_tail: str = "") -> dict[str, Any]:
         "rss_mb": num(inv["max_rss_kb"] / 1024, 1) if not is_missing(inv["max_rss_kb"]) else MISSING,
         "cpus": cpu_ranges(conditions.get("cpus_allowed")),
         "residency": num(inv["residency"], 1),
-        "command": shlex.join(inv["command"] or []) or MISSING,
+        "command": (shlex.join(inv["command"] or []) or MISSING) if detail else "",
         "log_path": inv["log_path"] or MISSING,
         "notes": "; ".join(inv["notes"] or []),
     }
@@ -108,7 +110,7 @@ def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[st
     overrides = run["overrides"] or []
     page = {
         "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}",
-        "summary": run_summary(run, "../"), "has_results": len(points) > 0,
+        "summary": run_summary(run, "../"), "has_results": len(points) > 0, "compact": False,
         "command": "tidemark run " + shlex.join(overrides) if overrides else "tidemark run",
         "config": json.dumps(run["config"], indent=2, sort_keys=True),
         "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),
@@ -119,3 +121,25 @@ def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[st
     tables = {"results": [point_row(p, "") for p in points.to_dict("records")],
               "invocations": invocation_rows}
     return page, tables
+
+
+def compact_rows(invocations: pd.DataFrame) -> dict[str, list[tuple[Any, ...]]]:
+    """run_id → one tuple per invocation for `run_compact.html.j2`, formatted column by column
+    (older runs of a long history: every invocation keeps its row and permalink, no detail)."""
+    columns = {
+        "run_id": invocations["run_id"].tolist(),
+        "anchor": [anchor(s) for s in invocations["seq"]],
+        "seq": invocations["seq"].tolist(), "workload": invocations["workload"].tolist(),
+        "benchmark": invocations["benchmark"].tolist(), "phase": invocations["phase"].tolist(),
+        "rep": invocations["repetition"].tolist(), "threads": invocations["threads"].tolist(),
+        "status": invocations["status"].tolist(),
+        "ops": [num(v) for v in invocations["ops"]], "p50": [latency(v) for v in invocations["p50"]],
+        "p99": [latency(v) for v in invocations["p99"]],
+        "wall": [num(v, 2) for v in invocations["wall_s"]],
+        "rss": [num(v / 1024, 1) for v in invocations["max_rss_kb"]],
+        "residency": [num(v, 1) for v in invocations["residency"]],
+    }
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    for row in zip(*columns.values()):
+        rows.setdefault(row[0], []).append(row[1:])
+    return rows

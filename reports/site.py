@@ -18,7 +18,7 @@ from .format import nav_title, slug
 from .history_pages import history_page, previous_comparable, summary_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, runs_index, workload_page
-from .run_page import invocation_row, run_page
+from .run_page import compact_rows, invocation_row, run_page
 from .stats_site import write_stats_pages
 from .tables import Page
 from .variant_pages import sweeps_page, variants_page
@@ -29,6 +29,9 @@ BASE_CONFIG = REPO_ROOT / "mkdocs.yml"
 CONF_DIR = REPO_ROOT / "conf"
 SITE_SPEED = REPO_ROOT / "benchmarks" / "site_speed.json"
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
+# The newest runs' pages show each invocation's command, conditions and log; older ones keep a
+# row (and its permalink) per invocation without them, so a long history builds quickly.
+DETAILED_RUN_PAGES = 100
 SLOT = '<div class="tm-slot" data-slot="{}"></div>'
 SLOT_SEPARATOR = "===SLOT==="
 
@@ -102,26 +105,34 @@ def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
 
 
 def _write_runs(env: jinja2.Environment, docs: Path, fragments: Path, results: Results) -> None:
-    """The runs list and one page per run (every run keeps its permalink); each page's two big
+    """The runs list and one page per run (every run keeps its permalink); each page's big
     tables go to `fragments` as HTML, put in place after MkDocs by `_fill_run_pages`."""
     runs, points, invocations = results.runs, results.points, results.invocations
     render.write_page(env, "runs.md.j2", docs / "runs" / "index.md", page=runs_index(runs))
-    points_by_run = dict(tuple(points.groupby("run_id")))
-    tails = _log_tails(invocations)
+    detailed = set(runs["run_id"].head(DETAILED_RUN_PAGES))
+    recent = invocations[invocations["run_id"].isin(detailed)]
+    tails = _log_tails(recent)
     rows_by_run: dict[str, list[dict[str, Any]]] = {}
-    for inv in invocations.to_dict("records"):
+    for inv in recent.to_dict("records"):
         rows_by_run.setdefault(inv["run_id"], []).append(
             invocation_row(inv, tails.get(inv["invocation_id"], "")))
-    page_template, tables_template = env.get_template("run.md.j2"), env.get_template("run_tables.html.j2")
+    compact = compact_rows(invocations[~invocations["run_id"].isin(detailed)])
+    points_by_run = dict(tuple(points[points["run_id"].isin(detailed)].groupby("run_id")))
+    templates = {name: env.get_template(name) for name in
+                 ("run.md.j2", "run_tables.html.j2", "run_compact.html.j2")}
     fragments.mkdir(parents=True, exist_ok=True)
     for _, run in runs.iterrows():
         run_id = run["run_id"]
-        page, tables = run_page(run, points_by_run.get(run_id, points.iloc[0:0]),
-                                rows_by_run.get(run_id, []))
-        (docs / "runs" / f"{slug(run_id)}.md").write_text(page_template.render(page=page),
+        mine = points_by_run.get(run_id, points.iloc[0:0])
+        page, tables = run_page(run, mine, rows_by_run.get(run_id, []))
+        if run_id in detailed:
+            html = templates["run_tables.html.j2"].render(**tables)
+        else:
+            page["has_results"], page["compact"] = False, True
+            html = templates["run_compact.html.j2"].render(rows=compact.get(run_id, []))
+        (docs / "runs" / f"{slug(run_id)}.md").write_text(templates["run.md.j2"].render(page=page),
                                                           encoding="utf-8")
-        (fragments / f"{slug(run_id)}.html").write_text(tables_template.render(**tables),
-                                                        encoding="utf-8")
+        (fragments / f"{slug(run_id)}.html").write_text(html, encoding="utf-8")
 
 
 def _fill_run_pages(site: Path, fragments: Path) -> None:

@@ -37,9 +37,18 @@ def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
     if frame.empty:
         return frame
     frame["x"] = frame["params"].map(lambda p: float(p[param]))
-    frame["group"] = frame[group_key(frame, ())].astype(str).agg("|".join, axis=1)
-    counts = frame.groupby(["group", "run_id"])["x"].transform("nunique")
-    return frame[counts >= 2]
+    return varied_in_run(frame, "x", keep_runs=2)
+
+
+def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFrame:
+    """Rows of (group, run) pairs that measured ≥ 2 values of `column`, the newest `keep_runs`
+    such runs of each group; `group` numbers the otherwise-equal series."""
+    frame = frame.assign(group=frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup())
+    counts = frame.groupby(["group", "run_id"])[column].transform("nunique")
+    frame = frame[counts >= 2]
+    pairs = frame.drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
+    keep = pairs.groupby("group").tail(keep_runs)[["group", "run_id"]]
+    return frame.merge(keep, on=["group", "run_id"])
 
 
 def _exponents(sweeps: pd.DataFrame) -> pd.DataFrame:
@@ -126,12 +135,7 @@ def param_variant_sections(points: pd.DataFrame) -> list[Section]:
         if frame.empty:
             continue
         frame[param] = frame["params"].map(lambda p: str(p[param]))
-        keys = group_key(frame, ()) + ["run_id"]
-        latest_run: dict[tuple, pd.DataFrame] = {}
-        for key, group in frame.groupby(keys, sort=False, dropna=False):
-            if group[param].nunique() >= 2:
-                latest_run[key[:-1]] = group  # runs come oldest first: the newest wins
-        for group in latest_run.values():
+        for _, group in varied_in_run(frame, param, keep_runs=1).groupby("group", sort=False):
             first = group.iloc[0]
             sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
                                     tables=[Table(RATIO_COLUMNS, ratio_rows(group, param))]))

@@ -1,0 +1,174 @@
+"""The built site in a real browser: Debian's Chromium driven by Playwright, served over HTTP.
+
+The DB holds two real LevelDB runs (a threads sweep, so the scaling page has a curve) and one
+hostile run written through the store whose names are HTML. For every page type: no console
+errors, plots render with data, local links resolve, and the hostile names stay text.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import duckdb
+import pytest
+
+from orchestrator.record import Invocation, Metric
+from orchestrator.store import Store
+from reports.format import slug
+from reports.site import build_site
+from tests.e2e import tidemark
+
+pytestmark = [pytest.mark.browser, pytest.mark.engine]
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+CACHE_DIR = Path.home() / ".cache" / "tidemark"
+SCRIPT = "<script>window.__xss=1;alert(1)</script>"
+IMG = "<img src=x onerror=\"window.__xss=1;alert(1)\">"
+HOSTILE_RUN = "29991231T235959-xss001"
+SWEEP = "suite.items=[{workload: readrandom, threads: [1, 2], params: {num: 5000}}]"
+PAGES_WITH_PLOTS = ("scaling.html", "workloads/readrandom.html")
+PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "percentiles.html",
+              "cache-states.html", "scaling.html", "sustained.html", "sweeps.html",
+              "variants.html", "workloads/readrandom.html", "machines/index.html",
+              "runs/index.html", "methodology.html", "matrix.html",
+              f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html")
+
+
+def add_hostile_run(db: Path) -> None:
+    """A run whose workload, benchmark, label, error and notes are HTML that would run script."""
+    con = duckdb.connect(str(db), read_only=True)
+    fingerprint, build_id = con.execute("SELECT machine_fingerprint, build_id FROM runs LIMIT 1").fetchone()
+    con.close()
+    store = Store(db)
+    try:
+        store.start_run({
+            "run_id": HOSTILE_RUN, "started_at": datetime(2999, 12, 31, tzinfo=timezone.utc),
+            "status": "running", "engine": "leveldb", "engine_version": "1.23",
+            "build_variant": "release", "build_id": build_id, "build_cached": True,
+            "machine_fingerprint": fingerprint, "suite": "", "label": SCRIPT, "cache_state": "warm",
+            "config": {"workload": {"name": SCRIPT}}, "overrides": [f"workload={IMG}"],
+            "tidemark_sha": "test", "machine_state": {}, "planned_invocations": 1,
+            "verified": False, "notes": [f"unverified: {IMG}"]})
+        store.add_invocation(Invocation(
+            run_id=HOSTILE_RUN, seq=1, workload=SCRIPT, benchmark=IMG, phase="measured",
+            repetition=1, threads=1, params={"num": 5000, "value_size": IMG}, cache_state="warm",
+            series_key="hostile", status="ok", error="", exit_code=0, wall_s=0.1, user_s=0.1,
+            sys_s=0.0, max_rss_kb=1024, started_at=None, ended_at=None,
+            command=("db_bench", f"--benchmarks={SCRIPT}"), log_path="",
+            metrics=(Metric("ops_per_sec", 1000.0, "ops/s", "higher"),
+                     Metric("p50_us", 1.0, "us", "lower"))))
+        store.finish_run(HOSTILE_RUN, "ok", {})
+    finally:
+        store.close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib's name)
+        """No access log on the test's output."""
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("browser")
+    for _ in range(2):
+        tidemark(tmp, "run", "engine=leveldb", "suite=tiny", SWEEP, "repetitions=2",
+                 f"cache_dir={CACHE_DIR}")
+    add_hostile_run(tmp / "tidemark.duckdb")
+    site = build_site(tmp / "tidemark.duckdb", tmp / "out").parent
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def visit(browser, url: str) -> tuple[object, list[str], list[str]]:
+    """Open url; return the page, console/page errors and any dialog the page opened."""
+    page = browser.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    response = page.goto(url, wait_until="load")
+    assert response is not None and response.status == 200, url
+    page.wait_for_timeout(300)  # inline plot scripts run on DOMContentLoaded
+    return page, errors, dialogs
+
+
+@pytest.mark.parametrize("path", PAGE_TYPES)
+def test_page_loads_without_errors_or_script_injection(browser, base_url: str, path: str) -> None:
+    page, errors, dialogs = visit(browser, base_url + path)
+    assert errors == [], f"{path}: {errors}"
+    assert dialogs == [], f"{path} opened a dialog: {dialogs}"
+    assert page.evaluate("window.__xss === undefined"), f"{path} ran injected script"
+    page.close()
+
+
+@pytest.mark.parametrize("path", PAGES_WITH_PLOTS)
+def test_plots_render_with_data(browser, base_url: str, path: str) -> None:
+    page, errors, _ = visit(browser, base_url + path)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".map(div => div.data.length)")
+    assert traces and all(n > 0 for n in traces), f"{path}: {traces}"
+    assert errors == []
+    page.close()
+
+
+def test_internal_links_resolve(browser, base_url: str) -> None:
+    checked: set[str] = set()
+    for path in PAGE_TYPES + ("machines/index.html",):
+        page, _, _ = visit(browser, base_url + path)
+        hrefs = page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+        page.close()
+        for href in hrefs:
+            target = urljoin(base_url + path, href).split("#")[0]
+            if urlparse(target).netloc != urlparse(base_url).netloc or target in checked:
+                continue
+            checked.add(target)
+            response = browser.new_context().request.get(target)
+            assert response.status == 200, f"{path} links to {target}: {response.status}"
+    assert len(checked) > 10
+
+
+def test_search_finds_a_workload(browser, base_url: str) -> None:
+    page, errors, _ = visit(browser, base_url + "index.html")
+    page.click("label.md-search__icon, .md-search__input", timeout=5000)
+    # Key by key, as a reader types: Material's search listens to keyboard events.
+    page.type("input.md-search__input", "readrandom", delay=50)
+    page.wait_for_selector(".md-search-result__item", timeout=30000)
+    results = page.inner_text(".md-search-result__list")
+    assert "readrandom" in results.lower()
+    assert errors == []
+    page.close()
+
+
+def test_hostile_names_show_as_text(browser, base_url: str) -> None:
+    for path in (f"runs/{HOSTILE_RUN}.html", f"workloads/{slug(SCRIPT)}.html", "index.html"):
+        page, _, dialogs = visit(browser, base_url + path)
+        body = page.inner_text("body")
+        assert SCRIPT in body, path
+        assert dialogs == [] and page.evaluate("window.__xss === undefined")
+        page.close()
+    page, _, _ = visit(browser, base_url + f"runs/{HOSTILE_RUN}.html")
+    assert IMG in page.inner_text("body") and page.locator("img[src='x']").count() == 0
+    page.close()
