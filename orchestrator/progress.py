@@ -75,20 +75,27 @@ def _fmt(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def _params_text(params: dict) -> str:
+    """The params that shape a data set, compactly: points of a sweep stay apart."""
+    shown = ("num", "value_size", "compression", "reads", "duration")
+    return " ".join(f"{k}={params[k]}" for k in shown if params.get(k) is not None)
+
+
 def summary_table(invocations: list[Invocation]) -> Table:
     """Median over measured repetitions per workload point."""
     groups: dict[tuple, list[Invocation]] = defaultdict(list)
     for inv in invocations:
         if inv.phase == "measured":
             groups[(inv.workload, inv.benchmark, inv.threads, inv.cache_state,
-                    inv.params.get("num"))].append(inv)
+                    _params_text(inv.params))].append(inv)
     table = Table(title="Measured (median of repetitions)")
-    for col in ("workload", "benchmark", "threads", "cache", "num", "ok/n", "ops/s", "p50 µs",
+    for col in ("workload", "benchmark", "threads", "cache", "params", "ok/n", "ops/s", "p50 µs",
                 "p99 µs"):
-        table.add_column(col, justify="left" if col in ("workload", "benchmark", "cache") else "right")
-    for (workload, benchmark, threads, cache, num), invs in groups.items():
+        table.add_column(col, justify="right" if col in ("threads", "ok/n") or "/" in col
+                         or "µs" in col else "left")
+    for (workload, benchmark, threads, cache, params), invs in groups.items():
         ok = [i for i in invs if i.status == STATUS_OK]
-        table.add_row(workload, benchmark, str(threads), cache, _fmt(num), f"{len(ok)}/{len(invs)}",
+        table.add_row(workload, benchmark, str(threads), cache, params, f"{len(ok)}/{len(invs)}",
                       _fmt(_median_metric(ok, "ops_per_sec")),
                       _fmt(_median_metric(ok, "p50_us"), 2), _fmt(_median_metric(ok, "p99_us"), 2))
     return table
