@@ -88,7 +88,10 @@ class Store:
 
     def record_machine(self, facts: dict[str, Any]) -> None:
         self.con.execute(
-            "INSERT INTO machines VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            # Facts outside the fingerprint (hostname, data device, tool versions) may change
+            # on the same hardware: the machine page shows the newest.
+            "INSERT INTO machines VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE "
+            "SET hostname = excluded.hostname, facts = excluded.facts",
             [facts["fingerprint"], facts.get("hostname"), facts.get("cpu_model"),
              facts.get("logical_cpus"), facts.get("ram_gib"), _json(facts), _now()])
 
