@@ -77,3 +77,22 @@ def engine_command(engine: str, binary: Path, step: Step, db_dir: Path, report_f
         raise ConfigError(f"no db_bench command line for engine {engine!r}; "
                           f"known engines: {', '.join(COMMAND_BUILDERS)}") from None
     return builder(binary, step, db_dir, report_file, cache_size_override)
+
+
+def record_exit_status(argv: list[str], status_file: Path) -> list[str]:
+    """Run argv through a shell that writes its exit status to status_file.
+
+    `perf stat` sometimes exits 0 although the command it ran failed (seen here: 2 of 30 runs of
+    a db_bench rejecting a flag), so the engine's own status is taken from this file.
+    """
+    script = 'status_file=$1; shift; "$@"; code=$?; echo "$code" > "$status_file"; exit "$code"'
+    return ["/bin/sh", "-c", script, "tidemark-exit", str(status_file), *argv]
+
+
+def exit_code_from_status(text: str) -> int | None:
+    """A shell's status → Popen's convention: 128+N (killed by signal N) becomes -N."""
+    text = text.strip()
+    if not text.isdigit():
+        return None
+    code = int(text)
+    return -(code - 128) if code > 128 else code

@@ -1,7 +1,7 @@
 """Run one Google Benchmark harness step (side effects) under the same control as db_bench.
 
 The process is pinned, joins the run's cgroup, runs under the timeout and (where perf exists)
-`perf stat`, exactly as a db_bench process does (runner._wrap, execute.run_process).
+`perf stat`, exactly as a db_bench process does (runner.run_engine).
 
 Mapping (one process, many results): every iteration row of its JSON — one Google Benchmark
 benchmark (name without the thread segment) × thread count × repetition — is one measured
@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EngineOutputError
-from .execute import run_process
 from .gbench_command import gbench_command
 from .parse_gbench import parse_gbench_json
 from .parse_perf import parse_perf_csv
 from .plan import Step, series_key
 from .record import (STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_SKIPPED, Invocation,
                      ProcessResult)
-from .runner import RunContext, _failure, _invocation, _wrap, step_identity
+from .runner import RunContext, _failure, _invocation, run_engine, step_identity
 from .tool_results import ROW_FAILED, ROW_OK, ResultRow, StoredAggregate, ToolReport
 
 _STATUS = {ROW_OK: STATUS_OK, ROW_FAILED: STATUS_FAILED}
@@ -110,9 +109,7 @@ def run_gbench_step(ctx: RunContext, step: Step) -> StepOutcome:
     out_json = stem.with_suffix(".gbench.json")
     db_dir = ctx.data_dir / step.db_key
     argv = gbench_command(Path(ctx.harness_binary), step, db_dir, out_json)
-    result = run_process(_wrap(ctx, step, argv, stem), stem.with_suffix(".stdout"),
-                         stem.with_suffix(".stderr"), ctx.plan.timeout_s, ctx.run_env,
-                         ctx.pin_cpus, ctx.cgroup_procs)
+    result = run_engine(ctx, step, argv, stem)
     failure = _failure(result, ctx.plan.timeout_s)
     if failure:
         return _whole_process(ctx, step, failure[0], failure[1], result, stem)

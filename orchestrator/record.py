@@ -68,6 +68,7 @@ class ProcessResult:
     ended_at: str | None
     cpus_allowed: tuple[int, ...] = ()  # affinity read back from /proc/<pid>/status
     cgroups: tuple[str, ...] = ()  # membership read back from /proc/<pid>/cgroup
+    wrapped_argv: tuple[str, ...] = ()  # what actually ran when a wrapper (perf, valgrind) was used
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from . import cachestate
 from .build import Build
-from .commands import engine_command
+from .commands import engine_command, exit_code_from_status, record_exit_status
 from .errors import EngineOutputError
 from .execute import run_process
 from .parse import parse_engine_output
@@ -113,8 +113,26 @@ def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]
     if step.phase == PHASE_CALLGRIND:
         return callgrind_command(argv, str(stem.with_suffix(".callgrind.out")))
     if ctx.counters:
-        return perf_command(argv, str(stem.with_suffix(".perf.csv")))
+        inner = record_exit_status(argv, stem.with_suffix(".exit"))
+        return perf_command(inner, str(stem.with_suffix(".perf.csv")))
     return argv
+
+
+def run_engine(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> ProcessResult:
+    """Run argv under the step's wrapper (perf or callgrind), pinned and timed out.
+
+    The result carries the engine's own argv and exit status; the wrapper is in `wrapped_argv`.
+    """
+    wrapped = _wrap(ctx, step, argv, stem)
+    result = run_process(wrapped, stem.with_suffix(".stdout"), stem.with_suffix(".stderr"),
+                         ctx.plan.timeout_s, ctx.run_env, ctx.pin_cpus, ctx.cgroup_procs)
+    status_file = stem.with_suffix(".exit")
+    code = result.exit_code
+    if not result.timed_out and status_file.exists():
+        recorded = exit_code_from_status(status_file.read_text())
+        code = code if recorded is None else recorded
+    return dataclasses.replace(result, argv=tuple(argv), exit_code=code,
+                               wrapped_argv=tuple(wrapped) if wrapped != argv else ())
 
 
 def _extra_metrics(ctx: RunContext, step: Step, stem: Path, result: ProcessResult,
@@ -140,10 +158,10 @@ def run_step(ctx: RunContext, step: Step) -> Invocation:
     conditions = _prepare_cache(ctx, step, db_dir)
     argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir, report,
                           conditions.get("block_cache_bytes"))
-    result = run_process(_wrap(ctx, step, argv, stem), stem.with_suffix(".stdout"),
-                         stem.with_suffix(".stderr"), ctx.plan.timeout_s, ctx.run_env,
-                         ctx.pin_cpus, ctx.cgroup_procs)
+    result = run_engine(ctx, step, argv, stem)
     conditions["cpus_allowed"] = list(result.cpus_allowed)
+    if result.wrapped_argv:
+        conditions["wrapped_command"] = list(result.wrapped_argv)
     if result.cgroups and ctx.cgroup_procs:
         conditions["cgroups"] = [line for line in result.cgroups if "tidemark-" in line]
     report_csv = report.read_text(errors="replace") if report.exists() else ""

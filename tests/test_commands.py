@@ -42,3 +42,17 @@ def test_extra_flags_pass_through_verbatim(compose_conf):
                                              "+workload.params.extra.bloom_bits=10"])))
     argv = engine_command("rocksdb", Path("db_bench"), step, Path("/d"), Path("/r.csv"))
     assert "--bloom_bits=10" in argv
+
+
+def test_exit_status_wrapper_runs_the_command_and_records_its_code(tmp_path):
+    import subprocess
+
+    from orchestrator.commands import exit_code_from_status, record_exit_status
+
+    status = tmp_path / "exit"
+    argv = record_exit_status(["sh", "-c", "echo hi; exit 3"], status)
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, status.read_text().strip()) == (3, "hi\n", "3")
+    assert exit_code_from_status("3\n") == 3
+    assert exit_code_from_status("139") == -11  # SIGSEGV through a shell
+    assert exit_code_from_status("") is None
