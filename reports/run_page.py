@@ -6,6 +6,7 @@ import shlex
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup, escape
 
 from .format import MISSING, anchor, cpu_ranges, is_missing, latency, nav_title, num
 from .pages import point_row, run_summary
@@ -123,23 +124,38 @@ def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[st
     return page, tables
 
 
-def compact_rows(invocations: pd.DataFrame) -> dict[str, list[tuple[Any, ...]]]:
-    """run_id → one tuple per invocation for `run_compact.html.j2`, formatted column by column
-    (older runs of a long history: every invocation keeps its row and permalink, no detail)."""
-    columns = {
-        "run_id": invocations["run_id"].tolist(),
-        "anchor": [anchor(s) for s in invocations["seq"]],
-        "seq": invocations["seq"].tolist(), "workload": invocations["workload"].tolist(),
-        "benchmark": invocations["benchmark"].tolist(), "phase": invocations["phase"].tolist(),
-        "rep": invocations["repetition"].tolist(), "threads": invocations["threads"].tolist(),
-        "status": invocations["status"].tolist(),
-        "ops": [num(v) for v in invocations["ops"]], "p50": [latency(v) for v in invocations["p50"]],
-        "p99": [latency(v) for v in invocations["p99"]],
-        "wall": [num(v, 2) for v in invocations["wall_s"]],
-        "rss": [num(v / 1024, 1) for v in invocations["max_rss_kb"]],
-        "residency": [num(v, 1) for v in invocations["residency"]],
-    }
-    rows: dict[str, list[tuple[Any, ...]]] = {}
-    for row in zip(*columns.values()):
-        rows.setdefault(row[0], []).append(row[1:])
-    return rows
+_COMPACT_ROW = ('<tr id="{0}"><td><a href="#{0}">{1}</a></td><td>{2}</td><td>{3}</td><td>{4}</td>'
+                '<td>{5}</td><td>{6}</td><td>{7}</td><td><a href="#{0}">{8}</a></td><td>{9}</td>'
+                '<td>{10}</td><td>{11}</td><td>{12}</td><td>{13}</td></tr>\n')
+
+
+def _escaped(values: Any, fmt: Any = str) -> list[str]:
+    """HTML-escaped text per value; equal values (workloads, statuses) are escaped once."""
+    done: dict[Any, str] = {}
+    out = []
+    for value in values:
+        if value not in done:
+            done[value] = str(escape(fmt(value)))
+        out.append(done[value])
+    return out
+
+
+def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
+    """run_id → the escaped <tr> rows of `run_compact.html.j2`, formatted column by column
+    (older runs of a long history: every invocation keeps its row and permalink, no detail).
+    Rendered here rather than in Jinja2: 600,000 rows made autoescaping most of the build."""
+    columns = [
+        [anchor(s) for s in invocations["seq"]], _escaped(invocations["seq"].tolist()),
+        _escaped(invocations["workload"]), _escaped(invocations["benchmark"]),
+        _escaped(invocations["phase"]), _escaped(invocations["repetition"].tolist()),
+        _escaped(invocations["threads"].tolist()), _escaped(invocations["status"]),
+        _escaped(invocations["ops"], num), _escaped(invocations["p50"], latency),
+        _escaped(invocations["p99"], latency),
+        _escaped(invocations["wall_s"], lambda v: num(v, 2)),
+        _escaped(invocations["max_rss_kb"], lambda v: num(v / 1024, 1)),
+        _escaped(invocations["residency"], lambda v: num(v, 1)),
+    ]
+    rows: dict[str, list[str]] = {}
+    for run_id, *cells in zip(invocations["run_id"], *columns):
+        rows.setdefault(run_id, []).append(_COMPACT_ROW.format(*cells))
+    return {run_id: Markup("".join(lines)) for run_id, lines in rows.items()}

@@ -19,7 +19,7 @@ from .history_pages import history_page, previous_comparable, summary_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, runs_index, workload_page
 from .run_page import compact_rows, invocation_row, run_page
-from .stats_site import write_stats_pages
+from .stats_site import start_stats_pages
 from .tables import Page
 from .variant_pages import sweeps_page, variants_page
 
@@ -129,7 +129,7 @@ def _write_runs(env: jinja2.Environment, docs: Path, fragments: Path, results: R
             html = templates["run_tables.html.j2"].render(**tables)
         else:
             page["has_results"], page["compact"] = False, True
-            html = templates["run_compact.html.j2"].render(rows=compact.get(run_id, []))
+            html = templates["run_compact.html.j2"].render(rows=compact.get(run_id, ""))
         (docs / "runs" / f"{slug(run_id)}.md").write_text(templates["run.md.j2"].render(page=page),
                                                           encoding="utf-8")
         (fragments / f"{slug(run_id)}.html").write_text(html, encoding="utf-8")
@@ -202,6 +202,7 @@ def build_site(db: Path, out: Path) -> Path:
     results = read_results(db)
     configs = load_configs(CONF_DIR, SITE_SPEED)
     docs = _fresh_docs(out)
+    stats_nav = start_stats_pages(docs, db, results.points)  # runs alongside the pages below
     env = render.environment()
     render.write_page(env, "index.md.j2", docs / "index.md",
                       page=home_page(results.runs, results.points))
@@ -215,8 +216,7 @@ def build_site(db: Path, out: Path) -> Path:
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
-    stats_nav = write_stats_pages(env, docs, db, results.points)
-    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav},
+    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Reference": reference_nav}]
     config = render.write_config(out, BASE_CONFIG, nav)
     render.mkdocs_build(config)

@@ -1,8 +1,10 @@
 """Write the statistics pages into the docs dir (wiring only; builders are in stats_pages)."""
 from __future__ import annotations
 
+import multiprocessing
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 import pandas as pd
@@ -27,3 +29,36 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path,
                                  page=pages[name])
         nav.append({pages[name].nav_title: str(path.relative_to(docs))})
     return nav
+
+
+def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame) -> Callable[[], list[dict[str, Any]]]:
+    """Write the statistics pages in a forked child while the caller writes the other pages
+    (change-point detection is the slowest page on a long history; this machine has 2 cores).
+    Returns a function that waits for the child and gives the nav entries (or raises its error)."""
+    context = multiprocessing.get_context("fork")  # the child shares `points` without pickling
+    receiver, sender = context.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            sender.send(("ok", write_stats_pages(render.environment(), docs, db, points)))
+        except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
+            try:
+                sender.send(("error", error))  # a UserError stays one for the CLI
+            except Exception:  # noqa: BLE001 - an exception that does not pickle
+                sender.send(("error", RuntimeError(traceback.format_exc())))
+
+    process = context.Process(target=child, name="tidemark-stats-pages", daemon=True)
+    process.start()
+    sender.close()  # the child's copy stays open: its death ends recv() with EOFError
+
+    def wait() -> list[dict[str, Any]]:
+        try:
+            outcome, value = receiver.recv()
+        except EOFError:
+            outcome, value = "error", RuntimeError("the statistics pages' process died")
+        process.join()
+        if outcome != "ok":
+            raise value
+        return value
+
+    return wait

@@ -65,7 +65,15 @@ def params_json(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> st
 def with_identity(points: pd.DataFrame, drop_params: tuple[str, ...] = ()) -> pd.DataFrame:
     """points + a params_json column (params minus `drop_params`) for grouping."""
     out = points.copy()
-    out["params_json"] = [params_json(p, drop_params) for p in out["params"]]
+    # Equal params are one shared object (queries decodes each JSON text once): encode each once.
+    encoded: dict[int, str] = {}
+    column = []
+    for params in out["params"]:
+        key = id(params)
+        if key not in encoded:
+            encoded[key] = params_json(params, drop_params)
+        column.append(encoded[key])
+    out["params_json"] = column
     return out
 
 
