@@ -33,6 +33,24 @@ def previous_comparable(runs: pd.DataFrame, points: pd.DataFrame, run_id: str) -
     return older.sort_values(["started_at", "run_id"]).iloc[-1]["run_id"]
 
 
+# How far back the summary looks for a run that has an earlier comparable run.
+SUMMARY_LOOKBACK_RUNS = 20
+
+
+def summary_pair(runs: pd.DataFrame, points: pd.DataFrame) -> tuple[str, str | None]:
+    """(new, previous comparable) for the executive summary.
+
+    The newest run, or, when it is of a kind never measured before (e.g. a first micro suite),
+    the newest recent run that has an earlier comparable run, so the summary still says what
+    changed.
+    """
+    for run_id in runs["run_id"].head(SUMMARY_LOOKBACK_RUNS):
+        old_id = previous_comparable(runs, points, run_id)
+        if old_id is not None:
+            return run_id, old_id
+    return runs.iloc[0]["run_id"], None
+
+
 def comparison_rows(points: pd.DataFrame, samples: pd.DataFrame, new_id: str,
                     old_id: str) -> list[dict[str, Any]]:
     """Each series both runs measured, compared by `orchestrator.stats` on the repetitions."""
@@ -86,13 +104,18 @@ def _summary_table(rows: list[dict[str, Any]]) -> Table:
 def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame) -> Page:
     """`samples`: ops/s of every ok measured repetition of the compared runs (run_id,
     series_key, value)."""
-    latest = runs.iloc[0]
+    new_id, old_id = summary_pair(runs, points)
+    latest = runs[runs["run_id"] == new_id].iloc[0]
     warnings = [] if latest["verified"] else \
-        [f"the latest run is UNVERIFIED: {'; '.join(str(n) for n in latest['notes'] or [])}"]
-    old_id = previous_comparable(runs, points, latest["run_id"])
+        [f"the compared run is UNVERIFIED: {'; '.join(str(n) for n in latest['notes'] or [])}"]
     header = Markup("Latest run [{}]({}) · {} · {} {} ({}) on {}").format(
         latest["run_id"], run_href(latest["run_id"], ""), date(latest["started_at"]),
         latest["engine"], latest["engine_version"], latest["build_variant"], latest["hostname"])
+    newest = runs.iloc[0]
+    if newest["run_id"] != new_id:
+        header = Markup("The newest run [{}]({}) ({}) has no earlier comparable run; the newest "
+                        "run that has one is summarized. ").format(
+            newest["run_id"], run_href(newest["run_id"], ""), date(newest["started_at"])) + header
     if old_id is None:
         return Page("Executive summary", header, [Section(
             "Changes", warnings=warnings, text=Markup("No earlier run measured any series of the "

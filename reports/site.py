@@ -15,7 +15,7 @@ from .analysis_pages import latest_refresh_page, percentiles_page, sustained_pag
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
 from .format import nav_title, slug
-from .history_pages import history_page, previous_comparable, summary_page
+from .history_pages import history_page, summary_pair, summary_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, runs_index, workload_page
 from .run_page import compact_rows, invocation_row, run_page
@@ -48,15 +48,15 @@ class Results:
     windows: pd.DataFrame
     intervals: pd.DataFrame
     noise: pd.DataFrame | None
-    samples: pd.DataFrame  # repetitions of the latest run and its previous comparable run
+    samples: pd.DataFrame  # repetitions of the summarized run and its previous comparable run
 
 
 def read_results(db: Path) -> Results:
     con = queries.open_results(db)
     try:
         runs, points = queries.read_runs(con), queries.read_points(con)
-        latest = runs.iloc[0]["run_id"]
-        compared = [latest, previous_comparable(runs, points, latest) or latest]
+        new_id, old_id = summary_pair(runs, points)
+        compared = [new_id, old_id or new_id]
         return Results(runs, points, queries.read_invocations(con), aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con),

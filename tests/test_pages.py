@@ -169,3 +169,16 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
     assert "<script src" not in html  # plotly.js is served once from the site's assets
     assert 'window.addEventListener("DOMContentLoaded"' in html
     assert "<b>x</b>" not in html
+
+
+def test_summary_pair_skips_a_newest_run_of_a_new_kind():
+    import pandas as pd
+
+    from reports.history_pages import summary_pair
+
+    runs = pd.DataFrame({"run_id": ["r3", "r2", "r1"],
+                         "started_at": pd.to_datetime(["2026-01-03", "2026-01-02", "2026-01-01"])})
+    points = pd.DataFrame({"run_id": ["r3", "r2", "r1"], "series_key": ["micro", "s", "s"],
+                           "started_at": runs["started_at"]})
+    assert summary_pair(runs, points) == ("r2", "r1")
+    assert summary_pair(runs.iloc[[2]], points[points.run_id == "r1"]) == ("r1", None)
