@@ -15,6 +15,7 @@ from .analysis_pages import latest_refresh_page, percentiles_page, sustained_pag
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
 from .format import nav_title, slug
+from .gate_page import gate_page
 from .history_pages import history_page, summary_pair, summary_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, runs_index, workload_page
@@ -172,6 +173,7 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
+        _write_sections(env, docs, "gate.md", gate_page(results.runs, points, results.samples)),
     ]
     analysis = [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),

@@ -1,0 +1,47 @@
+"""The regression gate as a page (pure): what `tidemark gate` decides for the summarized pair."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from orchestrator import stats
+
+from .format import MISSING, Link, signed_pct
+from .history_pages import comparison_rows, summary_pair
+from .pages import run_href
+from .tables import Page, Section, Table, describe, linked, point_href
+
+
+def _gate_row(r: dict[str, Any]) -> list[Any]:
+    n, o, result = r["new"], r["old"], r["result"]
+    href = point_href(n, "")
+    failed = result.verdict == stats.SLOWER
+    p = MISSING if result.p_value != result.p_value else f"{result.p_value:.3f}"
+    return [n["workload"], describe(n), linked(o["ops_median"], o, ""),
+            linked(n["ops_median"], n, ""), Link(signed_pct(r["change"]), href), Link(p, href),
+            Link(f"{result.threshold * 100:.1f}%", href),
+            "✗ FAIL (regression)" if failed else f"✓ pass ({result.verdict})"]
+
+
+def gate_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame) -> Page:
+    """Pass/fail per series of the newest comparable pair, with the command that gates CI on it."""
+    new_id, old_id = summary_pair(runs, points)
+    if old_id is None:
+        return Page("Gate", Markup("No run has an earlier comparable run yet: nothing to gate."), [])
+    rows = comparison_rows(points, samples, new_id, old_id)
+    failures = sum(1 for r in rows if r["result"].verdict == stats.SLOWER)
+    verdict = f"FAIL: {failures} regression(s)" if failures else "PASS"
+    intro = Markup(
+        "Candidate [{}]({}) against baseline [{}]({}): **{}** over {} series in common. A series "
+        "fails when it is slower by more than its threshold, max(minimum effect, k × noise), with "
+        "the U test and the bootstrap CI agreeing. In CI: `tidemark gate --baseline {} "
+        "--candidate {}` exits 0 on pass, 1 on a regression, 2 when not comparable.").format(
+        new_id, run_href(new_id, ""), old_id, run_href(old_id, ""), verdict, len(rows),
+        old_id, new_id)
+    table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
+                   "p (U test)", "Threshold", "Gate"), [_gate_row(r) for r in rows],
+                  (False, False, True, True, True, True, True, False))
+    warnings = [f"gate: {verdict}"] if failures else []
+    return Page("Gate", intro, [Section("Series", warnings=warnings, tables=[table])])
