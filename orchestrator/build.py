@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .errors import BuildError
 from .plan import short_hash
@@ -89,7 +89,9 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _run(argv: list[str], cwd: Path, log: Path, what: str, env: dict | None = None) -> None:
+def run_logged(argv: list[str], cwd: Path | None, log: Path, what: str,
+               env: dict | None = None) -> None:
+    """Run a build step with its output appended to log; BuildError naming the log on failure."""
     with log.open("a") as fh:
         fh.write(f"$ {' '.join(argv)}\n")
         fh.flush()
@@ -132,7 +134,7 @@ def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
     if tree.exists():
         shutil.rmtree(tree)
     tree.mkdir()
-    _run(["tar", "-xf", orig.name, "-C", "src", "--strip-components=1"], home, log,
+    run_logged(["tar", "-xf", orig.name, "-C", "src", "--strip-components=1"], home, log,
          f"unpacking {orig.name}")
     (home / ORIG_ONLY_MARKER).write_text(f"{orig.name} unpacked alone; Debian patches not applied\n")
     return tree
@@ -158,8 +160,8 @@ def fetch_git_source(engine: EngineConf, sources_dir: Path) -> Path:
     tree = sources_dir / f"git-{short_hash([src.path, src.ref])}"
     log = sources_dir / f"{tree.name}.log"
     if not (tree / ".git").exists():
-        _run(["git", "clone", "--quiet", src.path, str(tree)], sources_dir, log, f"git clone {src.path}")
-    _run(["git", "checkout", "--quiet", src.ref], tree, log, f"git checkout {src.ref}")
+        run_logged(["git", "clone", "--quiet", src.path, str(tree)], sources_dir, log, f"git clone {src.path}")
+    run_logged(["git", "checkout", "--quiet", src.ref], tree, log, f"git checkout {src.ref}")
     return tree
 
 
@@ -206,7 +208,7 @@ def _compile(tree: Path, build_dir: Path, flags: list[str], target: str, jobs: i
     if shutil.which("ccache") is None:
         launcher = []
     cmake_dir = build_dir / "build"
-    _run(["cmake", "-G", "Ninja", "-S", str(tree), "-B", str(cmake_dir), *flags, *launcher],
+    run_logged(["cmake", "-G", "Ninja", "-S", str(tree), "-B", str(cmake_dir), *flags, *launcher],
          build_dir, log, "cmake configure", env)
     argv = ["ninja", "-C", str(cmake_dir), f"-j{jobs}", target]
     with log.open("a") as fh:
@@ -224,19 +226,23 @@ def _compile(tree: Path, build_dir: Path, flags: list[str], target: str, jobs: i
         raise BuildError(f"ninja {target} failed (exit {code}); see {log}")
 
 
-def _load_cached(build_dir: Path) -> Build | None:
-    prov = build_dir / PROVENANCE_FILE
+def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> Any | None:
+    """The cached build record in the JSON file prov, or None when it is absent or its binary
+    changed behind our back (then it is not the build the provenance describes)."""
     if not prov.exists():
         return None
     data = json.loads(prov.read_text())
-    data["cmake_flags"] = tuple(data["cmake_flags"])
-    data["linked_libraries"] = tuple(data["linked_libraries"])
-    build = Build(**{**data, "cached": True})
-    binary = Path(build.binary_path)
-    # A binary changed behind our back is not the build the provenance describes.
-    if not binary.exists() or sha256_file(binary) != build.binary_sha256:
+    for name in tuple_fields:
+        data[name] = tuple(data[name])
+    cached = record(**{**data, "cached": True})
+    binary = Path(cached.binary_path)
+    if not binary.exists() or sha256_file(binary) != cached.binary_sha256:
         return None
-    return build
+    return cached
+
+
+def _load_cached(build_dir: Path) -> Build | None:
+    return load_provenance(build_dir / PROVENANCE_FILE, Build, ("cmake_flags", "linked_libraries"))
 
 
 def cmake_version() -> str:

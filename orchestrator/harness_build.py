@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .build import Build, sha256_file
+from .build import Build, load_provenance, run_logged, sha256_file
 from .errors import BuildError
 from .schema import BuildConf
 
@@ -77,25 +76,7 @@ def _check_same_build_type(cmake_dir: Path, variant: BuildConf) -> None:
 
 
 def _load_cached(out: Path) -> HarnessBuild | None:
-    prov = out / PROVENANCE_FILE
-    if not prov.exists():
-        return None
-    data = json.loads(prov.read_text())
-    data["link_libraries"] = tuple(data["link_libraries"])
-    harness = HarnessBuild(**{**data, "cached": True})
-    binary = Path(harness.binary_path)
-    if not binary.exists() or sha256_file(binary) != harness.binary_sha256:
-        return None
-    return harness
-
-
-def _run(argv: list[str], log: Path, what: str) -> None:
-    with log.open("a") as fh:
-        fh.write(f"$ {' '.join(argv)}\n")
-        fh.flush()
-        code = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT).returncode
-    if code != 0:
-        raise BuildError(f"{what} failed (exit {code}); see {log}")
+    return load_provenance(out / PROVENANCE_FILE, HarnessBuild, ("link_libraries",))
 
 
 def build_harness(build: Build, variant: BuildConf, cache_dir: Path) -> HarnessBuild:
@@ -122,9 +103,9 @@ def build_harness(build: Build, variant: BuildConf, cache_dir: Path) -> HarnessB
              f"-DROCKSDB_LINK_LIBS={';'.join(libs)}"]
     if variant.cxx_flags:
         flags.append(f"-DCMAKE_CXX_FLAGS={variant.cxx_flags}")
-    _run(["cmake", "-G", "Ninja", "-S", str(HARNESS_SOURCE), "-B", str(out / "build"), *flags],
+    run_logged(["cmake", "-G", "Ninja", "-S", str(HARNESS_SOURCE), "-B", str(out / "build"), *flags], None,
          log, "cmake configure of engine/harness")
-    _run(["ninja", "-C", str(out / "build"), HARNESS_BINARY], log, "ninja rocksdb_harness")
+    run_logged(["ninja", "-C", str(out / "build"), HARNESS_BINARY], None, log, "ninja rocksdb_harness")
     binary = out / "build" / HARNESS_BINARY
     harness = HarnessBuild(binary_path=str(binary), binary_sha256=sha256_file(binary),
                            engine_build_id=build.build_id, sources_sha256=sources,
