@@ -161,7 +161,3 @@ def _cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> Cgroup | N
     if not m.cgroup:
         return None
     return create_cgroup(f"tidemark-{run_id}", pin, m.cgroup_memory_mb, m.cgroup_cpu_quota_pct)
-
-
-def config_as_dict(conf: TidemarkConf) -> dict[str, Any]:
-    return dataclasses.asdict(conf)
