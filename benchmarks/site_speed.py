@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -24,10 +25,18 @@ REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "benchmarks" / "site_speed.json"
 
 
-def timed(argv: list[str]) -> float:
+def timed(argv: list[str]) -> tuple[float, str]:
+    """(wall seconds, stdout) of one command."""
     began = time.perf_counter()
-    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - began
+    proc = subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          text=True)
+    return time.perf_counter() - began, proc.stdout
+
+
+def phases(output: str) -> dict[str, float]:
+    """The per-phase seconds `tidemark site` prints: 'site: … (read 3.8 s, pages 14.5 s, …)'."""
+    inside = output.rsplit("(", 1)[-1].rstrip().rstrip(")")
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"([a-z][a-z ,]*?) (\d+\.\d) s", inside)}
 
 
 def counts(db: Path) -> dict[str, int]:
@@ -58,9 +67,12 @@ def main() -> None:
     if not args.db.exists():
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic_history.py"),
                         str(args.db)], check=True)
-    seconds = timed([str(bin_dir / "tidemark"), "site", "--db", str(args.db), "--out", str(args.out)])
-    mkdocs = timed([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(args.out / "mkdocs.yml")])
-    figures = {**counts(args.db), "seconds": round(seconds, 1), "mkdocs_seconds": round(mkdocs, 1),
+    seconds, output = timed([str(bin_dir / "tidemark"), "site", "--db", str(args.db),
+                             "--out", str(args.out)])
+    mkdocs, _ = timed([sys.executable, "-m", "mkdocs", "build", "-q", "-f",
+                       str(args.out / "mkdocs.yml")])
+    figures = {**counts(args.db), "seconds": round(seconds, 1), "phases": phases(output),
+               "mkdocs_seconds": round(mkdocs, 1),
                "machine": f"{cpu_model()}, {os.cpu_count()} logical CPUs (shared)",
                "date": date.today().isoformat()}
     RESULT.write_text(json.dumps(figures, indent=2) + "\n")

@@ -123,15 +123,21 @@ def run_command(argv: list[str]) -> None:
 
 
 def site_command(argv: list[str]) -> None:
-    from reports.site import build_site
+    from reports.site import BuildTimes, build_site
+
+    from .gate import DEFAULT_GATE, load_gate_conf
 
     parser = argparse.ArgumentParser(prog="tidemark site",
                                      description="Render the report site from the results DB.")
     parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
     parser.add_argument("--out", default="build", help="folder for docs/ and site/")
+    parser.add_argument("--baseline", help="run selector the summary and Gate page compare with "
+                        "(default: `baseline` in conf/gate/default.yaml)")
     args = parser.parse_args(argv)
-    index = build_site(Path(args.db), Path(args.out))
-    console.print(f"site: {index}")
+    baseline = load_gate_conf(DEFAULT_GATE).baseline if args.baseline is None else args.baseline
+    times = BuildTimes()
+    index = build_site(Path(args.db), Path(args.out), baseline, times)
+    console.print(f"site: {index} ({times.summary()})", soft_wrap=True)
 
 
 def import_command(argv: list[str]) -> None:

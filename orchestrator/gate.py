@@ -32,6 +32,8 @@ class GateConf:
     min_effect: float = 0.02
     noise_k: float = 2.0
     targets: bool = False
+    # A run selector (samples.parse_selector): what `tidemark gate` and the site compare with.
+    baseline: str = ""
 
     @property
     def thresholds(self) -> Thresholds:
@@ -57,7 +59,13 @@ def load_gate_conf(path: Path) -> GateConf:
         raise ConfigError(f"unknown gate key {unknown[0]!r} in {path}; valid keys: {', '.join(sorted(valid))}")
     if "metrics" in data:
         data["metrics"] = tuple(data["metrics"])
-    return GateConf(**data)
+    baseline = str(data.get("baseline") or "")
+    if baseline:
+        try:
+            samples.parse_selector(baseline)
+        except samples.SelectorError as error:
+            raise ConfigError(f"baseline in {path}: {error}") from None
+    return GateConf(**{**data, "baseline": baseline})
 
 
 def decide(report: Report, target_results: list[TargetResult]) -> tuple[int, list[str]]:

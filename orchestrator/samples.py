@@ -38,22 +38,28 @@ class SideSeries:
     run_id: str
 
 
-def resolve_run(con: duckdb.DuckDBPyConnection, selector: str) -> str:
-    """A run id from `RUN_ID`, `latest`, `latest~1`, `engine.version=7.8.3`, `label=X~2`."""
+def parse_selector(selector: str) -> tuple[str, list[str], int]:
+    """(SQL condition on runs, its arguments, how many matches back) for a run selector;
+    SelectorError names a malformed selector or an unknown key (config checks call this too)."""
     match = SELECTOR.match(selector.strip())
     if not match:
         raise SelectorError(f"bad run selector {selector!r}; use a run id, latest, latest~N or KEY=VALUE")
     base, back = match.group("base"), int(match.group("back") or 0)
-    where, args = "true", []
     if "=" in base:
         key, value = base.split("=", 1)
         column = SELECTOR_COLUMNS.get(key)
         if column is None:
-            raise SelectorError(f"unknown selector key {key!r}; use one of "
+            raise SelectorError(f"unknown selector key {key!r} in {selector!r}; use one of "
                                 f"{', '.join(sorted(SELECTOR_COLUMNS))}")
-        where, args = f"{column} = ?", [value]
-    elif base != "latest":
-        where, args = "run_id LIKE ?", [base + "%"]
+        return f"{column} = ?", [value], back
+    if base != "latest":
+        return "run_id LIKE ?", [base + "%"], back
+    return "true", [], back
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, selector: str) -> str:
+    """A run id from `RUN_ID`, `latest`, `latest~1`, `engine.version=7.8.3`, `label=X~2`."""
+    where, args, back = parse_selector(selector)
     rows = con.execute(f"SELECT run_id FROM runs WHERE {where} ORDER BY started_at DESC, run_id DESC",
                        args).fetchall()
     if len(rows) <= back:

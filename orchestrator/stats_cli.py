@@ -72,7 +72,8 @@ def gate_command(argv: list[str], console: Console) -> None:
 
     parser = argparse.ArgumentParser(prog="tidemark gate", description=(
         "Exit 0 pass, 1 regression, 2 not comparable / not enough data / usage error."))
-    parser.add_argument("--baseline", required=True, help="run id or selector of the baseline")
+    parser.add_argument("--baseline", help="run id or selector of the baseline "
+                        "(default: `baseline` in the gate config)")
     parser.add_argument("--candidate", default="latest", help="run id or selector (default latest)")
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--config", default=str(gate.DEFAULT_GATE), help="gate thresholds (YAML)")
@@ -82,9 +83,12 @@ def gate_command(argv: list[str], console: Console) -> None:
     args = parser.parse_args(argv)
     conf = gate.load_gate_conf(Path(args.config))
     given = _thresholds(args, conf.thresholds)
+    baseline = args.baseline or conf.baseline
+    if not baseline:
+        raise ConfigError(f"no baseline: pass --baseline SELECTOR or set baseline in {args.config}")
     conf = gate.GateConf(tuple(args.metrics or conf.metrics), given.alpha, given.min_effect,
-                         conf.noise_k, conf.targets or args.targets)
-    result = gate.run_gate(Path(args.db), args.baseline, args.candidate, conf, args.allow_different)
+                         conf.noise_k, conf.targets or args.targets, baseline)
+    result = gate.run_gate(Path(args.db), baseline, args.candidate, conf, args.allow_different)
     _print(result.report, args.format, console)
     for target in result.targets:
         console.print(f"target {target.workload}: {target.target} → {target.status}")

@@ -9,7 +9,7 @@ from markupsafe import Markup
 from orchestrator import stats
 
 from .format import MISSING, Link, signed_pct
-from .history_pages import comparison_rows, summary_pair
+from .comparisons import Baseline, comparison_rows, gate_pair
 from .pages import run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
@@ -25,21 +25,32 @@ def _gate_row(r: dict[str, Any]) -> list[Any]:
             "✗ FAIL (regression)" if failed else f"✓ pass ({result.verdict})"]
 
 
-def gate_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame) -> Page:
-    """Pass/fail per series of the newest comparable pair, with the command that gates CI on it."""
-    new_id, old_id = summary_pair(runs, points)
+def gate_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
+              baseline: Baseline) -> Page:
+    """Pass/fail per series of the summarized run against the configured baseline (else its
+    previous comparable run), with the command that gates CI on it."""
+    new_id, old_id, configured = gate_pair(runs, points, baseline)
     if old_id is None:
-        return Page("Gate", Markup("No run has an earlier comparable run yet: nothing to gate."), [])
+        return Page("Gate", Markup("No configured baseline run and no earlier comparable run yet: "
+                                   "nothing to gate. {}").format(baseline.problem), [])
     rows = comparison_rows(points, samples, new_id, old_id)
     failures = sum(1 for r in rows if r["result"].verdict == stats.SLOWER)
     verdict = f"FAIL: {failures} regression(s)" if failures else "PASS"
+    if configured:
+        chosen = Markup("the configured baseline <code>{}</code>").format(baseline.selector)
+        command = Markup("`tidemark gate --candidate {}` (the baseline comes from "
+                         "conf/gate/default.yaml)").format(new_id)
+    else:
+        chosen = Markup("its previous comparable run ({})").format(
+            baseline.problem or "the summarized run is the configured baseline itself")
+        command = Markup("`tidemark gate --baseline {} --candidate {}`").format(old_id, new_id)
     intro = Markup(
-        "Candidate [{}]({}) against baseline [{}]({}): **{}** over {} series in common. A series "
-        "fails when it is slower by more than its threshold, max(minimum effect, k × noise), with "
-        "the U test and the bootstrap CI agreeing. In CI: `tidemark gate --baseline {} "
-        "--candidate {}` exits 0 on pass, 1 on a regression, 2 when not comparable.").format(
-        new_id, run_href(new_id, ""), old_id, run_href(old_id, ""), verdict, len(rows),
-        old_id, new_id)
+        "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
+        "series fails when it is slower by more than its threshold, max(minimum effect, k × "
+        "noise), with the U test and the bootstrap CI agreeing. In CI: {} exits 0 on pass, 1 on "
+        "a regression, 2 when not comparable.").format(
+        new_id, run_href(new_id, ""), old_id, run_href(old_id, ""), chosen, verdict, len(rows),
+        command)
     table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
                    "p (U test)", "Threshold", "Gate"), [_gate_row(r) for r in rows],
                   (False, False, True, True, True, True, True, False))

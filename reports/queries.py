@@ -96,13 +96,16 @@ _POINTS = f"""
     GROUP BY x.run_id, x.series_key
     ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
 
-_INVOCATIONS = f"""
-    SELECT i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase, i.repetition,
-           i.threads, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.status,
-           i.error, i.exit_code, i.wall_s, i.max_rss_kb, i.command::VARCHAR AS command,
-           i.log_path, i.notes::VARCHAR AS notes, i.conditions::VARCHAR AS conditions,
-           m.ops, m.p50, m.p99, m.mb, m.residency
+# The columns of every invocation row; the newest runs' pages add the detail columns.
+_INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase,
+    i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency"""
+_DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.error,
+    i.exit_code, i.command::VARCHAR AS command, i.log_path, i.notes::VARCHAR AS notes,
+    i.conditions::VARCHAR AS conditions, m.mb"""
+_INVOCATIONS = """
+    SELECT {columns}
     FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[]))
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
@@ -153,7 +156,10 @@ def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return _decode_json(con.execute(_POINTS).df())
 
 
-def read_invocations(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every invocation of every run (all phases and statuses) with its headline metrics."""
+def read_invocations(con: duckdb.DuckDBPyConnection, run_ids: list[str],
+                     detail: bool = True) -> pd.DataFrame:
+    """The invocations of `run_ids` (all phases and statuses) with their headline metrics;
+    without `detail`, only what a compact invocation table shows (no command, log, conditions)."""
     _metrics_wide(con)
-    return _decode_json(con.execute(_INVOCATIONS).df())
+    columns = _INVOCATION_COLUMNS + (_DETAIL_COLUMNS if detail else "")
+    return _decode_json(con.execute(_INVOCATIONS.format(columns=columns), [run_ids]).df())

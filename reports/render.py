@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jinja2
 import yaml
@@ -12,6 +13,7 @@ import yaml
 from orchestrator.errors import UserError
 
 from .format import cell, html_cell
+from .slots import placeholder
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -23,6 +25,7 @@ def environment() -> jinja2.Environment:
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["cell"] = cell
     env.filters["html_cell"] = html_cell
+    env.globals["slot"] = placeholder
     return env
 
 
@@ -43,13 +46,31 @@ def write_config(out: Path, base_config: Path, nav: list[Any]) -> Path:
     return path
 
 
-def mkdocs_build(config: Path) -> None:
-    """Run MkDocs in a child process; its first error line becomes a one-line UserError."""
+@contextmanager
+def mkdocs_building(config: Path) -> Iterator[None]:
+    """`mkdocs build` runs in a child process during the with-block, so the caller can render
+    what goes into the built pages meanwhile; leaving the block waits for it, and its first error
+    line becomes a one-line UserError. An error inside the block stops the build."""
     argv = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config)]
-    proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise UserError(f"mkdocs build failed for {config}: {_first_error(proc.stderr + proc.stdout)}"
+    log_path = config.with_name("mkdocs.log")
+    with log_path.open("w", encoding="utf-8") as log:  # a file: a full pipe would stall MkDocs
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+    try:
+        yield
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if proc.wait() != 0:
+        output = log_path.read_text(encoding="utf-8", errors="replace")
+        raise UserError(f"mkdocs build failed for {config}: {_first_error(output)}"
                         f"; run 'mkdocs build -f {config}' to see the full output")
+
+
+def mkdocs_build(config: Path) -> None:
+    with mkdocs_building(config):
+        pass
 
 
 def _first_error(output: str) -> str:

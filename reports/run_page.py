@@ -6,9 +6,8 @@ import shlex
 from typing import Any
 
 import pandas as pd
-from markupsafe import Markup, escape
 
-from .format import MISSING, anchor, cpu_ranges, is_missing, latency, nav_title, num
+from .format import MISSING, is_missing, nav_title, num
 from .pages import point_row, run_summary
 
 GIB = 2**30
@@ -63,55 +62,14 @@ def facts_rows(facts: dict[str, Any] | None) -> list[tuple[str, str]]:
     return [(key, state_value(key, value)) for key, value in sorted((facts or {}).items())]
 
 
-def conditions_text(conditions: dict[str, Any]) -> str:
-    """What was achieved before the process ran: cache procedure, residency, block cache."""
-    parts = []
-    if conditions.get("cache_procedure"):
-        parts.append("cache: " + " → ".join(str(s) for s in conditions["cache_procedure"]))
-    if "residency_pct" in conditions:
-        size = conditions.get("data_bytes")
-        of = f" of {size / 2**20:,.1f} MiB" if isinstance(size, (int, float)) else ""
-        parts.append(f"resident {conditions['residency_pct']}%{of}")
-    if conditions.get("block_cache_bytes"):
-        parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
-    if conditions.get("cgroups"):
-        parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
-    if conditions.get("counters_unavailable"):
-        parts.append("counters unavailable: " + ", ".join(conditions["counters_unavailable"]))
-    return "; ".join(parts)
-
-
-def invocation_row(inv: dict[str, Any], log_tail: str = "", detail: bool = True) -> dict[str, Any]:
-    """Everything the invocation table shows; numbers are pre-formatted text. Without `detail`
-    (older runs of a long history) the row has no command, log or conditions line."""
-    conditions = inv["conditions"] or {}
-    return {
-        "detail": detail, "log_tail": log_tail,
-        "conditions": conditions_text(conditions) if detail else "",
-        "anchor": anchor(inv["seq"]), "seq": int(inv["seq"]), "workload": inv["workload"],
-        "benchmark": inv["benchmark"], "phase": inv["phase"], "rep": int(inv["repetition"]),
-        "threads": int(inv["threads"]), "status": inv["status"], "ok": inv["status"] == "ok",
-        "error": inv["error"] or "", "ops": num(inv["ops"]), "p50": latency(inv["p50"]),
-        "p99": latency(inv["p99"]), "wall": num(inv["wall_s"], 2),
-        "rss_mb": num(inv["max_rss_kb"] / 1024, 1) if not is_missing(inv["max_rss_kb"]) else MISSING,
-        "cpus": cpu_ranges(conditions.get("cpus_allowed")),
-        "residency": num(inv["residency"], 1),
-        "command": (shlex.join(inv["command"] or []) or MISSING) if detail else "",
-        "log_path": inv["log_path"] or MISSING,
-        "notes": "; ".join(inv["notes"] or []),
-    }
-
-
-def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[str, Any]]
-             ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """All of one run: (the Markdown page's context, the HTML tables' context).
-
-    `points` is already filtered to this run and `invocation_rows` are its `invocation_row`s.
-    """
+def run_page(run: pd.Series, has_results: bool) -> dict[str, Any]:
+    """The Markdown page's context of one run (its big tables are `run_tables`);
+    `has_results`: the run has series points to tabulate."""
     overrides = run["overrides"] or []
-    page = {
+    return {
         "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}",
-        "summary": run_summary(run, "../"), "has_results": len(points) > 0, "compact": False,
+        "summary": run_summary(run, "../"), "has_results": has_results,
+        "compact": False,
         "command": "tidemark run " + shlex.join(overrides) if overrides else "tidemark run",
         "config": json.dumps(run["config"], indent=2, sort_keys=True),
         "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),
@@ -119,43 +77,8 @@ def run_page(run: pd.Series, points: pd.DataFrame, invocation_rows: list[dict[st
         "verified": bool(run["verified"]),
         "notes": [str(n) for n in run["notes"] or []],
     }
-    tables = {"results": [point_row(p, "") for p in points.to_dict("records")],
-              "invocations": invocation_rows}
-    return page, tables
 
 
-_COMPACT_ROW = ('<tr id="{0}"><td><a href="#{0}">{1}</a></td><td>{2}</td><td>{3}</td><td>{4}</td>'
-                '<td>{5}</td><td>{6}</td><td>{7}</td><td><a href="#{0}">{8}</a></td><td>{9}</td>'
-                '<td>{10}</td><td>{11}</td><td>{12}</td><td>{13}</td></tr>\n')
-
-
-def _escaped(values: Any, fmt: Any = str) -> list[str]:
-    """HTML-escaped text per value; equal values (workloads, statuses) are escaped once."""
-    done: dict[Any, str] = {}
-    out = []
-    for value in values:
-        if value not in done:
-            done[value] = str(escape(fmt(value)))
-        out.append(done[value])
-    return out
-
-
-def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
-    """run_id → the escaped <tr> rows of `run_compact.html.j2`, formatted column by column
-    (older runs of a long history: every invocation keeps its row and permalink, no detail).
-    Rendered here rather than in Jinja2: 600,000 rows made autoescaping most of the build."""
-    columns = [
-        [anchor(s) for s in invocations["seq"]], _escaped(invocations["seq"].tolist()),
-        _escaped(invocations["workload"]), _escaped(invocations["benchmark"]),
-        _escaped(invocations["phase"]), _escaped(invocations["repetition"].tolist()),
-        _escaped(invocations["threads"].tolist()), _escaped(invocations["status"]),
-        _escaped(invocations["ops"], num), _escaped(invocations["p50"], latency),
-        _escaped(invocations["p99"], latency),
-        _escaped(invocations["wall_s"], lambda v: num(v, 2)),
-        _escaped(invocations["max_rss_kb"], lambda v: num(v / 1024, 1)),
-        _escaped(invocations["residency"], lambda v: num(v, 1)),
-    ]
-    rows: dict[str, list[str]] = {}
-    for run_id, *cells in zip(invocations["run_id"], *columns):
-        rows.setdefault(run_id, []).append(_COMPACT_ROW.format(*cells))
-    return {run_id: Markup("".join(lines)) for run_id, lines in rows.items()}
+def result_rows(points: pd.DataFrame) -> list[dict[str, Any]]:
+    """The results table of one run page: `points` is already filtered to this run."""
+    return [point_row(p, "") for p in points.to_dict("records")]

@@ -2,25 +2,32 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+import duckdb
 import jinja2
 import pandas as pd
 import plotly.offline
 
-from . import aggregates, charts, queries, render
+from orchestrator.samples import SelectorError, parse_selector, resolve_run
+
+from . import aggregates, charts, queries, render, slots
 from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
+from .comparisons import Baseline, summary_pair
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
 from .format import nav_title, slug
 from .gate_page import gate_page
-from .history_pages import history_page, summary_pair, summary_page
+from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
-from .pages import home_page, runs_index, workload_page
-from .run_page import compact_rows, invocation_row, run_page
+from .pages import home_page, workload_page
+from .run_site import write_run_pages, write_run_tables
 from .stats_site import start_stats_pages
+from .summary_page import summary_page
 from .tables import Page
 from .variant_pages import sweeps_page, variants_page
 
@@ -29,12 +36,6 @@ HANDWRITTEN = REPO_ROOT / "site"
 BASE_CONFIG = REPO_ROOT / "mkdocs.yml"
 CONF_DIR = REPO_ROOT / "conf"
 SITE_SPEED = REPO_ROOT / "benchmarks" / "site_speed.json"
-LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
-# The newest runs' pages show each invocation's command, conditions and log; older ones keep a
-# row (and its permalink) per invocation without them, so a long history builds quickly.
-DETAILED_RUN_PAGES = 100
-SLOT = '<div class="tm-slot" data-slot="{}"></div>'
-SLOT_SEPARATOR = "===SLOT==="
 
 
 @dataclass(frozen=True)
@@ -43,26 +44,40 @@ class Results:
 
     runs: pd.DataFrame
     points: pd.DataFrame
-    invocations: pd.DataFrame
     machines: pd.DataFrame
     residency: pd.DataFrame
     windows: pd.DataFrame
     intervals: pd.DataFrame
     noise: pd.DataFrame | None
-    samples: pd.DataFrame  # repetitions of the summarized run and its previous comparable run
+    samples: pd.DataFrame  # repetitions of the summarized run and the runs it is compared with
+    baseline: Baseline
 
 
-def read_results(db: Path) -> Results:
+def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> Baseline:
+    """The run the configured baseline selector names today, or why there is none."""
+    where = "`baseline` in conf/gate/default.yaml or `tidemark site --baseline`"
+    if not selector:
+        return Baseline("", None, f"No baseline is configured ({where}).")
+    parse_selector(selector)  # a malformed selector is the user's error, not an empty page
+    try:
+        return Baseline(selector, resolve_run(con, selector))
+    except SelectorError as error:
+        return Baseline(selector, None, f"No baseline run: {error}. Tag a reference run (e.g. "
+                                        f"`tidemark run label=baseline`) or change {where}.")
+
+
+def read_results(db: Path, baseline: str = "") -> Results:
     con = queries.open_results(db)
     try:
         runs, points = queries.read_runs(con), queries.read_points(con)
         new_id, old_id = summary_pair(runs, points)
-        compared = [new_id, old_id or new_id]
-        return Results(runs, points, queries.read_invocations(con), aggregates.read_machines(con),
+        resolved = resolve_baseline(con, baseline)
+        compared = [run for run in (new_id, old_id, resolved.run_id) if run]
+        return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con),
                        aggregates.read_optional_table(con, ("noise", "series_noise")),
-                       aggregates.read_samples(con, compared))
+                       aggregates.read_samples(con, compared), resolved)
     finally:
         con.close()
 
@@ -79,72 +94,20 @@ def _fresh_docs(out: Path) -> Path:
     return docs
 
 
-def _write_workloads(env: jinja2.Environment, docs: Path,
+def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
                      points: pd.DataFrame) -> list[dict[str, str]]:
-    """One page per workload with its trend chart; returns the nav entries."""
+    """One page per workload with its trend chart (a slot: megabytes of JSON on a long
+    history); returns the nav entries."""
     nav = []
     for index, name in enumerate(sorted(points["workload"].unique())):
         page = workload_page(name, points)
-        chart = charts.trend_chart(page["series"], f"trend-{index}") if page["series"] else ""
+        if page["series"]:
+            slots.save(fragments, f"workloads/{slug(name)}", "trend",
+                       charts.trend_chart(page["series"], f"trend-{index}"))
         path = render.write_page(env, "workload.md.j2", docs / "workloads" / f"{slug(name)}.md",
-                                 page=page, chart=chart)
+                                 page=page, chart=bool(page["series"]))
         nav.append({nav_title(name): str(path.relative_to(docs))})
     return nav
-
-
-def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
-    """invocation_id → the end of its stdout log, for logs still on this disk."""
-    tails = {}
-    for iid, log_path in zip(invocations["invocation_id"], invocations["log_path"]):
-        path = Path(log_path) if log_path else None
-        if path is None or not path.is_file():
-            continue
-        with path.open("rb") as handle:
-            handle.seek(max(0, path.stat().st_size - LOG_TAIL_BYTES))
-            tails[iid] = handle.read().decode("utf-8", errors="replace")
-    return tails
-
-
-def _write_runs(env: jinja2.Environment, docs: Path, fragments: Path, results: Results) -> None:
-    """The runs list and one page per run (every run keeps its permalink); each page's big
-    tables go to `fragments` as HTML, put in place after MkDocs by `_fill_run_pages`."""
-    runs, points, invocations = results.runs, results.points, results.invocations
-    render.write_page(env, "runs.md.j2", docs / "runs" / "index.md", page=runs_index(runs))
-    detailed = set(runs["run_id"].head(DETAILED_RUN_PAGES))
-    recent = invocations[invocations["run_id"].isin(detailed)]
-    tails = _log_tails(recent)
-    rows_by_run: dict[str, list[dict[str, Any]]] = {}
-    for inv in recent.to_dict("records"):
-        rows_by_run.setdefault(inv["run_id"], []).append(
-            invocation_row(inv, tails.get(inv["invocation_id"], "")))
-    compact = compact_rows(invocations[~invocations["run_id"].isin(detailed)])
-    points_by_run = dict(tuple(points[points["run_id"].isin(detailed)].groupby("run_id")))
-    templates = {name: env.get_template(name) for name in
-                 ("run.md.j2", "run_tables.html.j2", "run_compact.html.j2")}
-    fragments.mkdir(parents=True, exist_ok=True)
-    for _, run in runs.iterrows():
-        run_id = run["run_id"]
-        mine = points_by_run.get(run_id, points.iloc[0:0])
-        page, tables = run_page(run, mine, rows_by_run.get(run_id, []))
-        if run_id in detailed:
-            html = templates["run_tables.html.j2"].render(**tables)
-        else:
-            page["has_results"], page["compact"] = False, True
-            html = templates["run_compact.html.j2"].render(rows=compact.get(run_id, ""))
-        (docs / "runs" / f"{slug(run_id)}.md").write_text(templates["run.md.j2"].render(page=page),
-                                                          encoding="utf-8")
-        (fragments / f"{slug(run_id)}.html").write_text(html, encoding="utf-8")
-
-
-def _fill_run_pages(site: Path, fragments: Path) -> None:
-    """Replace the slots MkDocs left in each built run page with its HTML tables."""
-    for fragment in fragments.glob("*.html"):
-        page = site / "runs" / fragment.name
-        results, _, invocations = fragment.read_text(encoding="utf-8").partition(SLOT_SEPARATOR)
-        html = page.read_text(encoding="utf-8")
-        html = html.replace(SLOT.format("results"), results, 1)
-        html = html.replace(SLOT.format("invocations"), invocations, 1)
-        page.write_text(html, encoding="utf-8")
 
 
 def _write_sections(env: jinja2.Environment, docs: Path, name: str, page: Page) -> dict[str, str]:
@@ -169,11 +132,13 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
     """The summary and analysis pages; returns their nav sections."""
     points = results.points
     summary = [
-        _write_sections(env, docs, "summary.md", summary_page(results.runs, points, results.samples)),
+        _write_sections(env, docs, "summary.md", summary_page(results.runs, points, results.samples,
+                                                             results.baseline)),
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
-        _write_sections(env, docs, "gate.md", gate_page(results.runs, points, results.samples)),
+        _write_sections(env, docs, "gate.md", gate_page(results.runs, points, results.samples,
+                                                       results.baseline)),
     ]
     analysis = [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
@@ -199,9 +164,28 @@ def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
     return nav
 
 
-def build_site(db: Path, out: Path) -> Path:
-    """Render every page from `db` into out/docs, build out/site; return out/site/index.html."""
-    results = read_results(db)
+@dataclass
+class BuildTimes:
+    """Wall-clock seconds per phase of one site build: the CLI prints them, the site-speed
+    benchmark keeps them, so a slow build says where its time went."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(time.perf_counter() - began, 1)
+
+    def summary(self) -> str:
+        return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items())
+
+
+def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path:
+    """Every Markdown page (and the slots' HTML that is ready before MkDocs) and the generated
+    mkdocs.yml; returns the config's path."""
     configs = load_configs(CONF_DIR, SITE_SPEED)
     docs = _fresh_docs(out)
     stats_nav = start_stats_pages(docs, db, results.points)  # runs alongside the pages below
@@ -209,18 +193,33 @@ def build_site(db: Path, out: Path) -> Path:
     render.write_page(env, "index.md.j2", docs / "index.md",
                       page=home_page(results.runs, results.points))
     analysis_nav = _write_analysis(env, docs, results, configs)
-    workload_nav = _write_workloads(env, docs, results.points)
+    workload_nav = _write_workloads(env, docs, fragments, results.points)
     machine_nav = _write_machines(env, docs, results)
-    fragments = out / "fragments"
-    shutil.rmtree(fragments, ignore_errors=True)
-    _write_runs(env, docs, fragments, results)
+    write_run_pages(env, docs, results.runs, results.points)
     reference_nav = _write_reference(env, docs, results, configs)
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
     nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Reference": reference_nav}]
-    config = render.write_config(out, BASE_CONFIG, nav)
-    render.mkdocs_build(config)
-    _fill_run_pages(out / "site", fragments)
+    return render.write_config(out, BASE_CONFIG, nav)
+
+
+def build_site(db: Path, out: Path, baseline: str = "", times: BuildTimes | None = None) -> Path:
+    """Render every page from `db` into out/docs, build out/site; return out/site/index.html.
+    `baseline`: the run selector the summary and Gate page compare with ("": none)."""
+    times = times or BuildTimes()
+    with times.phase("read"):
+        results = read_results(db, baseline)
+    fragments = out / "fragments"
+    shutil.rmtree(fragments, ignore_errors=True)
+    with times.phase("pages"):
+        config = _write_pages(out, db, fragments, results)
+    with times.phase("mkdocs"):
+        # 2 cores: MkDocs on one, the run pages' big tables (needed only after it) on the other.
+        with render.mkdocs_building(config):
+            with times.phase("run tables, alongside mkdocs"):
+                write_run_tables(render.environment(), fragments, db, results.runs, results.points)
+    with times.phase("fill"):
+        slots.fill(out / "site", fragments)
     return out / "site" / "index.html"

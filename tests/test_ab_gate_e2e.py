@@ -77,6 +77,18 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     run(aa, "repetitions=2", "label=short")
     short = gate(aa, "--baseline", aa_base, "--candidate", "label=short")
     assert short.returncode == 2 and "not enough repetitions" in short.stdout
+    # The configured baseline (the gate config's `baseline` selector) stands in for --baseline.
+    conf = tmp_path / "gate.yaml"
+    conf.write_text(f"baseline: run_id={aa_base}\n")
+    configured = gate(aa, "--config", str(conf), "--candidate", "label=short")
+    assert configured.returncode == 2 and "not enough repetitions" in configured.stdout
+    conf.write_text("baseline: ''\n")
+    unset = gate(aa, "--config", str(conf))
+    assert unset.returncode == 2 and "no baseline: pass --baseline" in unset.stderr
+    conf.write_text("baseline: colour=blue\n")
+    typo = gate(aa, "--config", str(conf))
+    assert typo.returncode == 2 and "unknown selector key 'colour'" in typo.stderr
+    assert len(typo.stderr.strip().splitlines()) == 1, typo.stderr
 
 
 def test_compare_refuses_different_machine_fingerprints(tmp_path):

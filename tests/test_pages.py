@@ -1,6 +1,8 @@
 """Pure page builders and formatting: Δ%, spread/CV, the escaping `cell` filter, trend rows."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from markupsafe import Markup
@@ -174,7 +176,7 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
 def test_summary_pair_skips_a_newest_run_of_a_new_kind():
     import pandas as pd
 
-    from reports.history_pages import summary_pair
+    from reports.comparisons import summary_pair
 
     runs = pd.DataFrame({"run_id": ["r3", "r2", "r1"],
                          "started_at": pd.to_datetime(["2026-01-03", "2026-01-02", "2026-01-01"])})
@@ -182,3 +184,60 @@ def test_summary_pair_skips_a_newest_run_of_a_new_kind():
                            "started_at": runs["started_at"]})
     assert summary_pair(runs, points) == ("r2", "r1")
     assert summary_pair(runs.iloc[[2]], points[points.run_id == "r1"]) == ("r1", None)
+
+
+def _invocations(**overrides):
+    import pandas as pd
+
+    row = {"invocation_id": "i1", "run_id": "r1", "seq": 2, "workload": "<script>alert(1)</script>",
+           "benchmark": "readrandom", "phase": "measured", "repetition": 1, "threads": 2,
+           "status": "failed", "wall_s": 1.5, "max_rss_kb": pd.NA, "ops": float("nan"),
+           "p50": 3.25, "p99": 1234.0, "residency": 99.5, "error": "<img src=x onerror=alert(1)>",
+           "notes": ["a & b"], "conditions": {"cpus_allowed": [0, 1]}, "command": ["db_bench", "--x=1 2"],
+           "log_path": "/tmp/log"}
+    row.update(overrides)
+    frame = pd.DataFrame([row])
+    frame["max_rss_kb"] = frame["max_rss_kb"].astype("Int64")
+    return frame
+
+
+def test_invocation_rows_escape_text_format_numbers_and_keep_permalinks():
+    from reports.run_tables import compact_rows, detailed_rows
+
+    compact = str(compact_rows(_invocations())["r1"])
+    assert compact.startswith('<tr id="inv-0002" class="tm-failed"><td><a href="#inv-0002">2</a>')
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in compact and "<script>" not in compact
+    assert ">–<" in compact and ">3.25<" in compact and ">1,234<" in compact  # NaN ops, µs rules
+    assert "db_bench" not in compact  # no detail line on older runs' pages
+    detailed = str(detailed_rows(_invocations(), {"i1": "last <line>"})["r1"])
+    assert "&lt;img src=x onerror=alert(1)&gt;" in detailed and "<img" not in detailed
+    assert "<td>0-1</td>" in detailed and "a &amp; b" in detailed
+    assert "db_bench &#39;--x=1 2&#39;" in detailed and "last &lt;line&gt;" in detailed
+    assert 'class="tm-detail tm-failed"' in detailed
+
+
+def test_slots_fill_built_pages_and_refuse_a_page_without_the_placeholder(tmp_path: Path):
+    from reports import slots
+
+    site, fragments = tmp_path / "site", tmp_path / "fragments"
+    (site / "runs").mkdir(parents=True)
+    (site / "runs" / "r1.html").write_text(f"<h2>A</h2>{slots.placeholder('results')}<h2>B</h2>")
+    slots.save(fragments, "runs/r1", "results", "<table>1</table>")
+    slots.fill(site, fragments)
+    assert (site / "runs" / "r1.html").read_text() == "<h2>A</h2><table>1</table><h2>B</h2>"
+    (site / "runs" / "r2.html").write_text("<h2>A</h2>")
+    slots.save(tmp_path / "more", "runs/r2", "results", "<table>2</table>")
+    with pytest.raises(RuntimeError, match="r2.html has no slot 'results'"):
+        slots.fill(site, tmp_path / "more")
+
+
+def test_gate_pair_prefers_the_configured_baseline_unless_it_is_the_candidate():
+    from reports.comparisons import Baseline, gate_pair
+
+    runs = pd.DataFrame({"run_id": ["r3", "r2", "r1"],
+                         "started_at": pd.to_datetime(["2026-01-03", "2026-01-02", "2026-01-01"])})
+    points = pd.DataFrame({"run_id": ["r3", "r2", "r1"], "series_key": ["s", "s", "s"],
+                           "started_at": runs["started_at"]})
+    assert gate_pair(runs, points, Baseline("label=baseline", "r1")) == ("r3", "r1", True)
+    assert gate_pair(runs, points, Baseline("label=x", None, "no run")) == ("r3", "r2", False)
+    assert gate_pair(runs, points, Baseline("latest", "r3")) == ("r3", "r2", False)

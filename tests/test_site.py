@@ -68,11 +68,11 @@ def add_hostile_run(db: Path) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
-    for _ in range(2):
+    for label in ("baseline", "nightly"):  # the first is the configured baseline below
         tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
-                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}")
+                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", f"label={label}")
     add_hostile_run(tmp / "tidemark.duckdb")
-    index = build_site(tmp / "tidemark.duckdb", tmp / "out")
+    index = build_site(tmp / "tidemark.duckdb", tmp / "out", baseline="label=baseline")
     assert index == tmp / "out" / "site" / "index.html"
     return index.parent
 
@@ -166,3 +166,38 @@ def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="mkdocs build failed") as caught:
         mkdocs_build(config)
     assert "\n" not in str(caught.value)
+
+
+def _run_with_label(site: Path, label: str) -> str:
+    con = duckdb.connect(str(site.parents[1] / "tidemark.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT run_id FROM runs WHERE label = ?", [label]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_summary_and_gate_compare_with_the_configured_baseline(site: Path) -> None:
+    baseline, candidate = _run_with_label(site, "baseline"), _run_with_label(site, "nightly")
+    summary = (site / "summary.html").read_text()
+    against = summary.split('id="against-the-configured-baseline"', 1)[1]
+    assert "<code>label=baseline</code>" in against and f"runs/{baseline}.html" in against
+    assert re.search(r"\d+ regressions?</strong>, <strong>\d+ improvements?</strong> over 1 series",
+                     against), "the baseline section counts verdicts over the common series"
+    assert "Against the configured baseline" in summary and "<table>" in against
+    gate = (site / "gate.html").read_text()
+    assert f"tidemark gate --candidate {candidate}" in gate and "configured baseline" in gate
+
+
+def test_a_baseline_that_matches_no_run_is_named_and_a_malformed_one_refused(site: Path) -> None:
+    from orchestrator.store import connect
+    from reports.site import resolve_baseline
+
+    con = connect(site.parents[1] / "tidemark.duckdb", read_only=True)
+    try:
+        missing = resolve_baseline(con, "label=release-9")
+        assert missing.run_id is None and "'label=release-9' matches 0 run(s)" in missing.problem
+        assert resolve_baseline(con, "").problem.startswith("No baseline is configured")
+        with pytest.raises(UserError, match="unknown selector key 'colour'"):
+            resolve_baseline(con, "colour=blue")
+    finally:
+        con.close()

@@ -102,3 +102,26 @@ def test_two_steps_and_no_false_step_in_flat_noise():
     two = np.r_[rng.normal(100, 1, 20), rng.normal(110, 1, 20), rng.normal(100, 1, 20)]
     assert [p.index for p in detect_change_points(two)] == [20, 40]
     assert detect_change_points(np.random.default_rng(3).normal(100, 2, 50)) == []
+
+
+def _naive_q(x: np.ndarray, tau: int) -> float:
+    """E-Divisive's Q(τ) straight from its definition (Matteson & James 2014, alpha = 1)."""
+    left, right = x[:tau], x[tau:]
+    m, k = len(left), len(right)
+    between = np.abs(left[:, None] - right[None, :]).mean()
+    within_left = np.abs(left[:, None] - left[None, :]).sum() / (m * (m - 1))
+    within_right = np.abs(right[:, None] - right[None, :]).sum() / (k * (k - 1))
+    return m * k / (m + k) * (2 * between - within_left - within_right)
+
+
+def test_batched_split_statistics_match_the_definition_for_every_shuffle():
+    from orchestrator.changepoints import _row_sums, _split_statistics
+
+    rng = np.random.default_rng(11)
+    x = np.r_[rng.normal(1e6, 3e4, 12), rng.normal(8e5, 3e4, 9)]  # ops/s-sized values
+    orders = np.stack([np.arange(x.size), *(rng.permutation(x.size) for _ in range(4))])
+    q = _split_statistics(x, orders, _row_sums(x), min_size=3)
+    for row, order in zip(q, orders):
+        expected = [_naive_q(x[order], tau) for tau in range(3, x.size - 3 + 1)]
+        assert row[3:x.size - 2] == pytest.approx(expected, rel=1e-5)
+        assert np.isneginf(row[:3]).all() and np.isneginf(row[x.size - 2:]).all()

@@ -1,0 +1,140 @@
+"""The invocation table of a run page as HTML (pure): one row, and one permalink, per engine
+process. Built column by column with format strings rather than Jinja2: a long history has
+600,000 rows, and escaping value by value through templates was most of the site's build time.
+Numbers need no escaping; text columns are escaped once per distinct value."""
+from __future__ import annotations
+
+import shlex
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+from markupsafe import Markup, escape
+
+from .format import MISSING, anchor, cpu_ranges
+
+HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
+          "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %")
+# Cells that are numbers link to their own row, so a copied link lands on the invocation.
+_LINKED = frozenset({"#", "Rep", "Threads", "ops/s", "p50 µs", "p99 µs", "Wall s", "Max RSS MB",
+                     "Residency %"})
+
+
+def number_column(values: Iterable[Any], digits: int = 0) -> list[str]:
+    """`format.num` over a column of floats (NaN → the missing dash)."""
+    spec = f",.{digits}f"
+    return [MISSING if v != v else format(v, spec) for v in values]
+
+
+def latency_column(values: Iterable[Any]) -> list[str]:
+    """`format.latency` over a column of floats: two decimals below 100 µs."""
+    return [MISSING if v != v else format(v, ",.0f" if abs(v) >= 100 else ",.2f") for v in values]
+
+
+def text_column(values: Iterable[Any], fmt: Callable[[Any], str] = str) -> list[str]:
+    """HTML-escaped text per value; equal values (workloads, statuses) are escaped once."""
+    done: dict[Any, str] = {}
+    out = []
+    for value in values:
+        if value not in done:
+            done[value] = str(escape(fmt(value)))
+        out.append(done[value])
+    return out
+
+
+def _floats(column: pd.Series, scale: float = 1.0) -> list[float]:
+    """Python floats with NaN for missing (nullable integer columns included)."""
+    return (pd.to_numeric(column, errors="coerce").astype("float64") / scale).tolist()
+
+
+def _row_template(columns: tuple[str, ...]) -> str:
+    """'<tr id="{0}"{1}>…' with one positional field per column, starting at {2}."""
+    cells = []
+    for position, name in enumerate(columns, start=2):
+        value = f"{{{position}}}"
+        cells.append(f'<td><a href="#{{0}}">{value}</a></td>' if name in _LINKED else f"<td>{value}</td>")
+    return '<tr id="{0}"{1}>' + "".join(cells) + "</tr>\n"
+
+
+def _cells(invocations: pd.DataFrame, cpus: list[str] | None) -> list[list[str]]:
+    """The table's columns, in HEADER order (the CPUs column only when `cpus` is given)."""
+    seq = invocations["seq"].tolist()
+    columns = [
+        [str(int(s)) for s in seq], text_column(invocations["workload"]),
+        text_column(invocations["benchmark"]), text_column(invocations["phase"]),
+        [str(int(r)) for r in invocations["repetition"].tolist()],
+        [str(int(t)) for t in invocations["threads"].tolist()], text_column(invocations["status"]),
+        number_column(_floats(invocations["ops"])), latency_column(_floats(invocations["p50"])),
+        latency_column(_floats(invocations["p99"])), number_column(_floats(invocations["wall_s"]), 2),
+        number_column(_floats(invocations["max_rss_kb"], 1024), 1)]
+    if cpus is not None:
+        columns.append(cpus)
+    columns.append(number_column(_floats(invocations["residency"]), 1))
+    return columns
+
+
+def _by_run(invocations: pd.DataFrame, rows: Iterable[str]) -> dict[str, Markup]:
+    grouped: dict[str, list[str]] = {}
+    for run_id, row in zip(invocations["run_id"], rows):
+        grouped.setdefault(run_id, []).append(row)
+    return {run_id: Markup("".join(lines)) for run_id, lines in grouped.items()}
+
+
+def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
+    """run_id → its escaped <tr> rows without detail (older runs of a long history: every
+    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed')."""
+    template = _row_template(tuple(h for h in HEADER if h != "CPUs allowed"))
+    failed = [' class="tm-failed"' if s != "ok" else "" for s in invocations["status"]]
+    anchors = [anchor(s) for s in invocations["seq"].tolist()]
+    rows = (template.format(*cells) for cells in
+            zip(anchors, failed, *_cells(invocations, cpus=None)))
+    return _by_run(invocations, rows)
+
+
+def conditions_text(conditions: dict[str, Any]) -> str:
+    """What was achieved before the process ran: cache procedure, residency, block cache."""
+    parts = []
+    if conditions.get("cache_procedure"):
+        parts.append("cache: " + " → ".join(str(s) for s in conditions["cache_procedure"]))
+    if "residency_pct" in conditions:
+        size = conditions.get("data_bytes")
+        of = f" of {size / 2**20:,.1f} MiB" if isinstance(size, (int, float)) else ""
+        parts.append(f"resident {conditions['residency_pct']}%{of}")
+    if conditions.get("block_cache_bytes"):
+        parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
+    if conditions.get("cgroups"):
+        parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
+    if conditions.get("counters_unavailable"):
+        parts.append("counters unavailable: " + ", ".join(conditions["counters_unavailable"]))
+    return "; ".join(parts)
+
+
+def detail_html(inv: dict[str, Any], log_tail: str) -> str:
+    """The line under an invocation's row: error, notes, conditions achieved, command, log."""
+    parts = []
+    if inv["error"]:
+        parts.append(f'<strong>error:</strong> <span class="tm-error">{escape(inv["error"])}</span><br>')
+    if inv["notes"]:
+        parts.append(f"<em>notes:</em> {escape('; '.join(str(n) for n in inv['notes']))}<br>")
+    conditions = conditions_text(inv["conditions"] or {})
+    if conditions:
+        parts.append(f"<em>conditions achieved:</em> {escape(conditions)}<br>")
+    command = shlex.join(inv["command"] or []) or MISSING
+    parts.append(f"<code>{escape(command)}</code><br>log: <code>{escape(inv['log_path'] or MISSING)}</code>")
+    if log_tail:
+        parts.append(f"<details><summary>end of the log</summary><pre>{escape(log_tail)}</pre></details>")
+    return "".join(parts)
+
+
+def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str]) -> dict[str, Markup]:
+    """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs)."""
+    template = _row_template(HEADER)
+    records = invocations.to_dict("records")
+    cpus = [cpu_ranges((inv["conditions"] or {}).get("cpus_allowed")) for inv in records]
+    rows = []
+    for inv, *cells in zip(records, *_cells(invocations, cpus)):
+        failed = "" if inv["status"] == "ok" else " tm-failed"
+        rows.append(template.format(anchor(inv["seq"]), f' class="{failed.strip()}"' if failed else "",
+                                    *cells)
+                    + f'<tr class="tm-detail{failed}"><td></td><td colspan="{len(HEADER) - 1}">'
+                    + detail_html(inv, log_tails.get(inv["invocation_id"], "")) + "</td></tr>\n")
+    return _by_run(invocations, rows)

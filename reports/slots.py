@@ -1,0 +1,40 @@
+"""HTML that goes around MkDocs (side effects): a generated page's Markdown holds a placeholder
+<div>, the HTML for it is saved under the fragments folder, and `fill` puts it into the built
+page. Markdown processing of megabytes of tables or chart JSON was most of a long history's
+build time, and this HTML (escaped when it was rendered) needs none of it."""
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from markupsafe import Markup
+
+_PLACEHOLDER = '<div class="tm-slot" data-slot="{}"></div>'
+
+
+def placeholder(name: str) -> Markup:
+    """What a page's Markdown holds where slot `name` goes (a Jinja2 global: `slot(name)`)."""
+    return Markup(_PLACEHOLDER.format(name))
+
+
+def save(fragments: Path, page: str, name: str, html: str) -> None:
+    """The HTML of slot `name` of `page` (its path under docs/ without '.md')."""
+    path = fragments / page / f"{name}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html, encoding="utf-8")
+
+
+def fill(site: Path, fragments: Path) -> None:
+    """Put every saved slot into its built page (MkDocs wrote pages as <page>.html)."""
+    by_page: dict[Path, list[Path]] = defaultdict(list)
+    for fragment in fragments.rglob("*.html"):
+        by_page[fragment.parent].append(fragment)
+    for folder, parts in by_page.items():
+        page = site / f"{folder.relative_to(fragments)}.html"
+        html = page.read_text(encoding="utf-8")
+        for part in parts:
+            marker = _PLACEHOLDER.format(part.stem)
+            if marker not in html:  # a template lost its placeholder: say so, do not drop HTML
+                raise RuntimeError(f"{page} has no slot {part.stem!r} for {part}")
+            html = html.replace(marker, part.read_text(encoding="utf-8"), 1)
+        page.write_text(html, encoding="utf-8")

@@ -1,0 +1,114 @@
+"""The executive summary (pure): the newest run against its previous comparable run and
+against the configured baseline, regressions and improvements first."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from markupsafe import Markup
+
+from orchestrator import stats
+
+from .comparisons import Baseline, comparison_rows, geomean_ratio, summary_pair
+from .format import MISSING, Link, date, signed_pct
+from .pages import run_href
+from .tables import Page, Section, Table, describe, linked, point_href
+
+
+def _ci_text(result: stats.Comparison) -> str:
+    if result.ci_low != result.ci_low:
+        return MISSING
+    return f"{result.ci_low:.3f}–{result.ci_high:.3f}"
+
+
+def _summary_table(rows: list[dict[str, Any]]) -> Table:
+    body = []
+    for r in rows:
+        n, o, result = r["new"], r["old"], r["result"]
+        mark = {stats.SLOWER: "⚠ regression (slower)",
+                stats.FASTER: "▲ improvement (faster)"}.get(result.verdict, result.verdict)
+        href = point_href(n, "")
+        body.append([n["workload"], describe(n), linked(o["ops_median"], o, ""),
+                     linked(n["ops_median"], n, ""), Link(signed_pct(r["change"]), href),
+                     Link(_ci_text(result), href),
+                     Link(MISSING if result.p_value != result.p_value else f"{result.p_value:.3f}", href),
+                     Link(f"{result.threshold * 100:.1f}%", href),
+                     Link(signed_pct(r["p99_change"]), href), mark])
+    return Table(("Workload", "Series", "Previous ops/s", "Latest ops/s", "Δ ops/s",
+                  "95% CI of ratio", "p (U test)", "Threshold", "Δ p99", "Verdict"), body,
+                 (False, False, True, True, True, True, True, True, True, False))
+
+
+def _counts(rows: list[dict[str, Any]]) -> str:
+    slower = sum(1 for r in rows if r["result"].verdict == stats.SLOWER)
+    faster = sum(1 for r in rows if r["result"].verdict == stats.FASTER)
+    ratio = geomean_ratio(rows)
+    return (f"**{slower} regression{'s' if slower != 1 else ''}**, **{faster} improvement"
+            f"{'s' if faster != 1 else ''}** over {len(rows)} series in common, geometric mean of "
+            f"throughput ratios {MISSING if ratio is None else f'{ratio:.3f}'}")
+
+
+def _run_text(run: pd.Series) -> Markup:
+    return Markup("[{}]({}) ({}, {} {} {})").format(
+        run["run_id"], run_href(run["run_id"], ""), date(run["started_at"]), run["engine"],
+        run["engine_version"], run["build_variant"])
+
+
+def _comparison(title: str, against: Markup, rows: list[dict[str, Any]]) -> Section:
+    if not rows:
+        return Section(title, text=against + Markup(": no series in common, nothing to compare."))
+    return Section(title, text=against + Markup(": ") + Markup(_counts(rows)) + Markup("."),
+                   tables=[_summary_table(rows)])
+
+
+def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
+                      new_id: str, baseline: Baseline) -> tuple[Section, str]:
+    """The comparison with the configured baseline, and its one-line headline."""
+    title = "Against the configured baseline"
+    selector = Markup("<code>{}</code>").format(baseline.selector) if baseline.selector else ""
+    if baseline.run_id is None:
+        return Section(title, text=Markup("{}").format(baseline.problem)), "no baseline run"
+    base = runs[runs["run_id"] == baseline.run_id].iloc[0]
+    if baseline.run_id == new_id:
+        return Section(title, text=Markup("The summarized run is the configured baseline "
+                                          "({}) itself.").format(selector)), "it is the baseline"
+    rows = comparison_rows(points, samples, new_id, baseline.run_id)
+    against = Markup("The configured baseline {} is run {}").format(selector, _run_text(base))
+    return _comparison(title, against, rows), _counts(rows) if rows else "no series in common"
+
+
+def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
+                 baseline: Baseline) -> Page:
+    """`samples`: ops/s of every ok measured repetition of the compared runs (run_id,
+    series_key, value)."""
+    new_id, old_id = summary_pair(runs, points)
+    latest = runs[runs["run_id"] == new_id].iloc[0]
+    warnings = [] if latest["verified"] else \
+        [f"the compared run is UNVERIFIED: {'; '.join(str(n) for n in latest['notes'] or [])}"]
+    header = Markup("Latest run [{}]({}) · {} · {} {} ({}) on {}").format(
+        latest["run_id"], run_href(latest["run_id"], ""), date(latest["started_at"]),
+        latest["engine"], latest["engine_version"], latest["build_variant"], latest["hostname"])
+    newest = runs.iloc[0]
+    if newest["run_id"] != new_id:
+        header = Markup("The newest run [{}]({}) ({}) has no earlier comparable run; the newest "
+                        "run that has one is summarized. ").format(
+            newest["run_id"], run_href(newest["run_id"], ""), date(newest["started_at"])) + header
+    if old_id is None:
+        previous = Section("Since the previous comparable run", warnings=warnings, text=Markup(
+            "No earlier run measured any series of the latest run, so there is nothing to compare."))
+        previous_line = "no earlier comparable run"
+    else:
+        rows = comparison_rows(points, samples, new_id, old_id)
+        old_run = runs[runs["run_id"] == old_id].iloc[0]
+        previous = _comparison("Since the previous comparable run",
+                               Markup("The previous comparable run is {}").format(_run_text(old_run)),
+                               rows)
+        previous = Section(previous.title, previous.text, previous.tables, warnings=warnings)
+        previous_line = _counts(rows) if rows else "no series in common"
+    base_section, base_line = _baseline_section(runs, points, samples, new_id, baseline)
+    intro = header + Markup("<br>Since the previous comparable run: ") + Markup(previous_line) + \
+        Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
+        ".<br>Verdicts come from `orchestrator.stats`: a Mann–Whitney U test on the repetitions, "
+        "a bootstrap 95 % CI of the ratio of medians, and a threshold of max(minimum effect, "
+        "k × the series' noise measured over its earlier runs); all three must agree.")
+    return Page("Executive summary", intro, [previous, base_section])
