@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -134,9 +135,11 @@ def site_command(argv: list[str]) -> None:
     parser.add_argument("--baseline", help="run selector the summary and Gate page compare with "
                         "(default: `baseline` in conf/gate/default.yaml)")
     args = parser.parse_args(argv)
-    baseline = load_gate_conf(DEFAULT_GATE).baseline if args.baseline is None else args.baseline
+    gate = load_gate_conf(DEFAULT_GATE)
+    if args.baseline is not None:
+        gate = dataclasses.replace(gate, baseline=args.baseline)
     times = BuildTimes()
-    index = build_site(Path(args.db), Path(args.out), baseline, times)
+    index = build_site(Path(args.db), Path(args.out), gate, times)
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True)
 
 

@@ -61,8 +61,8 @@ def summary_pair(runs: pd.DataFrame, points: pd.DataFrame) -> tuple[str, str | N
     return runs.iloc[0]["run_id"], None
 
 
-def comparison_rows(points: pd.DataFrame, samples: pd.DataFrame, new_id: str,
-                    old_id: str) -> list[dict[str, Any]]:
+def comparison_rows(points: pd.DataFrame, samples: pd.DataFrame, new_id: str, old_id: str,
+                    thresholds: stats.Thresholds) -> list[dict[str, Any]]:
     """Each series both runs measured, compared by `orchestrator.stats` on the repetitions."""
     new = points[points["run_id"] == new_id].set_index("series_key")
     old = points[points["run_id"] == old_id].set_index("series_key")
@@ -75,7 +75,7 @@ def comparison_rows(points: pd.DataFrame, samples: pd.DataFrame, new_id: str,
         n["run_id"], o["run_id"] = new_id, old_id
         noise = noises[key]
         result = stats.compare_samples(by_run.get((old_id, key), []), by_run.get((new_id, key), []),
-                                       stats.HIGHER, noise=noise)
+                                       stats.HIGHER, thresholds, noise=noise)
         rows.append({"new": n, "old": o, "result": result, "noise": noise,
                      "change": delta_pct(n["ops_median"], o["ops_median"]),
                      "p99_change": delta_pct(n["p99_median"], o["p99_median"])})

@@ -13,6 +13,8 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
+from orchestrator.gate import GateConf
+
 from .format import MISSING, Link, slug
 from .pages import workload_href
 from .tables import Page, Section, Table
@@ -91,8 +93,10 @@ def cache_rows(caches: dict[str, dict[str, Any]]) -> list[list[Any]]:
             for name, c in sorted(caches.items())]
 
 
-def methodology_context(configs: Configs, noise: pd.DataFrame | None) -> dict[str, Any]:
-    """Tables for methodology.md.j2: workloads, cache states, builds, noise, site speed."""
+def methodology_context(configs: Configs, noise: pd.DataFrame | None,
+                        gate: GateConf) -> dict[str, Any]:
+    """Tables for methodology.md.j2: workloads, cache states, builds, noise, site speed, and the
+    gate config's thresholds and baseline."""
     workloads = [[name, wl.get("benchmark", ""), " → ".join(wl.get("setup") or []) or "none",
                   wl.get("description", "")] for name, wl in sorted(configs.workloads.items())]
     builds = [[name, b.get("description", ""), "yes ⚠" if b.get("instrumented") else "no"]
@@ -102,7 +106,7 @@ def methodology_context(configs: Configs, noise: pd.DataFrame | None) -> dict[st
         noise_table = {"columns": [str(c) for c in noise.columns],
                        "rows": [[_plain(v) for v in row] for row in noise.itertuples(index=False)]}
     return {"workloads": workloads, "caches": cache_rows(configs.caches), "builds": builds,
-            "noise": noise_table, "speed": configs.site_speed, "anchor": slug}
+            "noise": noise_table, "speed": configs.site_speed, "anchor": slug, "gate": gate}
 
 
 def _plain(value: Any) -> str:

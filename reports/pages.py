@@ -202,6 +202,8 @@ def workload_page(workload: str, points: pd.DataFrame) -> dict[str, Any]:
     latest_id = _trend_columns(mine).iloc[-1]["run_id"]
     latest = mine[mine["run_id"] == latest_id]
     rows = [point_row(point, run_href(latest_id, "../")) for _, point in latest.iterrows()]
-    return {"name": workload, "title": nav_title(workload), "latest_run": Link(latest_id, run_href(latest_id, "../")),
+    # One workload can run several benchmarks (Get hit / miss / MultiGet of a harness binary).
+    show_benchmark = bool((latest["benchmark"] != workload).any())
+    return {"name": workload, "show_benchmark": show_benchmark, "title": nav_title(workload), "latest_run": Link(latest_id, run_href(latest_id, "../")),
             "latest_date": date(latest.iloc[0]["started_at"]), "rows": rows,
             "trend": trend_table(mine, "../"), "series": chart_series(mine)}

@@ -13,6 +13,7 @@ import jinja2
 import pandas as pd
 import plotly.offline
 
+from orchestrator.gate import GateConf
 from orchestrator.samples import SelectorError, parse_selector, resolve_run
 
 from . import aggregates, charts, queries, render, slots
@@ -51,6 +52,7 @@ class Results:
     noise: pd.DataFrame | None
     samples: pd.DataFrame  # repetitions of the summarized run and the runs it is compared with
     baseline: Baseline
+    gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
 
 
 def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> Baseline:
@@ -66,18 +68,18 @@ def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> Baseline:
                                         f"`tidemark run label=baseline`) or change {where}.")
 
 
-def read_results(db: Path, baseline: str = "") -> Results:
+def read_results(db: Path, gate: GateConf) -> Results:
     con = queries.open_results(db)
     try:
         runs, points = queries.read_runs(con), queries.read_points(con)
         new_id, old_id = summary_pair(runs, points)
-        resolved = resolve_baseline(con, baseline)
+        resolved = resolve_baseline(con, gate.baseline)
         compared = [run for run in (new_id, old_id, resolved.run_id) if run]
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con),
                        aggregates.read_optional_table(con, ("noise", "series_noise")),
-                       aggregates.read_samples(con, compared), resolved)
+                       aggregates.read_samples(con, compared), resolved, gate)
     finally:
         con.close()
 
@@ -133,12 +135,13 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
     points = results.points
     summary = [
         _write_sections(env, docs, "summary.md", summary_page(results.runs, points, results.samples,
-                                                             results.baseline)),
+                                                             results.baseline,
+                                                             results.gate.thresholds)),
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
         _write_sections(env, docs, "gate.md", gate_page(results.runs, points, results.samples,
-                                                       results.baseline)),
+                                                       results.baseline, results.gate.thresholds)),
     ]
     analysis = [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
@@ -155,7 +158,7 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
 def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
                      configs: Configs) -> list[Any]:
     render.write_page(env, "methodology.md.j2", docs / "methodology.md",
-                      **methodology_context(configs, results.noise))
+                      **methodology_context(configs, results.noise, results.gate))
     measured = set(results.points["workload"].unique()) if len(results.points) else set()
     nav: list[Any] = [{"Methodology": "methodology.md"},
                       _write_sections(env, docs, "matrix.md", matrix_page(configs, measured))]
@@ -205,12 +208,13 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     return render.write_config(out, BASE_CONFIG, nav)
 
 
-def build_site(db: Path, out: Path, baseline: str = "", times: BuildTimes | None = None) -> Path:
+def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
+               times: BuildTimes | None = None) -> Path:
     """Render every page from `db` into out/docs, build out/site; return out/site/index.html.
-    `baseline`: the run selector the summary and Gate page compare with ("": none)."""
+    `gate`: the baseline selector and thresholds the summary and Gate page use."""
     times = times or BuildTimes()
     with times.phase("read"):
-        results = read_results(db, baseline)
+        results = read_results(db, gate)
     fragments = out / "fragments"
     shutil.rmtree(fragments, ignore_errors=True)
     with times.phase("pages"):

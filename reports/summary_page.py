@@ -62,7 +62,8 @@ def _comparison(title: str, against: Markup, rows: list[dict[str, Any]]) -> Sect
 
 
 def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
-                      new_id: str, baseline: Baseline) -> tuple[Section, str]:
+                      new_id: str, baseline: Baseline,
+                      thresholds: stats.Thresholds) -> tuple[Section, str]:
     """The comparison with the configured baseline, and its one-line headline."""
     title = "Against the configured baseline"
     selector = Markup("<code>{}</code>").format(baseline.selector) if baseline.selector else ""
@@ -72,15 +73,15 @@ def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.Data
     if baseline.run_id == new_id:
         return Section(title, text=Markup("The summarized run is the configured baseline "
                                           "({}) itself.").format(selector)), "it is the baseline"
-    rows = comparison_rows(points, samples, new_id, baseline.run_id)
+    rows = comparison_rows(points, samples, new_id, baseline.run_id, thresholds)
     against = Markup("The configured baseline {} is run {}").format(selector, _run_text(base))
     return _comparison(title, against, rows), _counts(rows) if rows else "no series in common"
 
 
 def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
-                 baseline: Baseline) -> Page:
+                 baseline: Baseline, thresholds: stats.Thresholds) -> Page:
     """`samples`: ops/s of every ok measured repetition of the compared runs (run_id,
-    series_key, value)."""
+    series_key, value); `thresholds`: the gate config's, so verdicts here are the gate's."""
     new_id, old_id = summary_pair(runs, points)
     latest = runs[runs["run_id"] == new_id].iloc[0]
     warnings = [] if latest["verified"] else \
@@ -98,14 +99,15 @@ def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame
             "No earlier run measured any series of the latest run, so there is nothing to compare."))
         previous_line = "no earlier comparable run"
     else:
-        rows = comparison_rows(points, samples, new_id, old_id)
+        rows = comparison_rows(points, samples, new_id, old_id, thresholds)
         old_run = runs[runs["run_id"] == old_id].iloc[0]
         previous = _comparison("Since the previous comparable run",
                                Markup("The previous comparable run is {}").format(_run_text(old_run)),
                                rows)
         previous = Section(previous.title, previous.text, previous.tables, warnings=warnings)
         previous_line = _counts(rows) if rows else "no series in common"
-    base_section, base_line = _baseline_section(runs, points, samples, new_id, baseline)
+    base_section, base_line = _baseline_section(runs, points, samples, new_id, baseline,
+                                               thresholds)
     intro = header + Markup("<br>Since the previous comparable run: ") + Markup(previous_line) + \
         Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
         ".<br>Verdicts come from `orchestrator.stats`: a Mann–Whitney U test on the repetitions, "

@@ -135,6 +135,14 @@ def test_workload_page_latest_rows_spread_cv_and_chart_series():
     series = {s["key"]: s for s in page["series"]}
     assert series["s2"]["median"] == [100.0, 110.0, 99.0]
     assert series["s2"]["run_ids"] == ["r1", "r2", "r3"]
+    assert page["show_benchmark"] is False  # db_bench: the benchmark is the workload's name
+    harness = points_frame().assign(workload="micro_get",
+                                    benchmark=["Get/hit", "Get/miss", "Get/hit", "Get/hit", "MultiGet"])
+    page = workload_page("micro_get", harness)
+    assert page["show_benchmark"] is True
+    markdown = environment().get_template("workload.md.j2").render(page=page, chart=False)
+    assert "| Engine | Benchmark | Threads |" in markdown and "| Get&#47;miss |" not in markdown
+    assert "| leveldb 1.23 | MultiGet |" in markdown
 
 
 def test_home_page_uses_latest_run_and_links_workloads():

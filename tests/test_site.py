@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from orchestrator.errors import UserError
+from orchestrator.gate import GateConf
 from orchestrator.record import Invocation, Metric
 from orchestrator.store import Store
 from reports.format import slug
@@ -72,7 +73,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
                  "workload.params.num=5000", f"cache_dir={CACHE_DIR}", f"label={label}")
     add_hostile_run(tmp / "tidemark.duckdb")
-    index = build_site(tmp / "tidemark.duckdb", tmp / "out", baseline="label=baseline")
+    index = build_site(tmp / "tidemark.duckdb", tmp / "out", GateConf(baseline="label=baseline"))
     assert index == tmp / "out" / "site" / "index.html"
     return index.parent
 
