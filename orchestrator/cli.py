@@ -143,6 +143,31 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True)
 
 
+def label_command(argv: list[str]) -> None:
+    from .samples import resolve_run
+    from .store import Store, connect
+
+    parser = argparse.ArgumentParser(prog="tidemark label", description=(
+        "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
+        "configured baseline (label=baseline in conf/gate/default.yaml). RUN is a run id or "
+        "selector: latest, latest~N, engine.version=7.8.3, label=X."))
+    parser.add_argument("run")
+    parser.add_argument("label", help="the new label; '' removes it")
+    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
+    args = parser.parse_args(argv)
+    con = connect(Path(args.db), read_only=True)
+    try:
+        run_id = resolve_run(con, args.run)
+    finally:
+        con.close()
+    store = Store(Path(args.db))
+    try:
+        previous = store.set_label(run_id, args.label)
+    finally:
+        store.close()
+    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True)
+
+
 def import_command(argv: list[str]) -> None:
     from .import_formats import FORMATS
     from .importer import ImportMeta, check_date, import_file
@@ -203,6 +228,7 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
+            "label": label_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -212,7 +238,8 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: tidemark {{{','.join(COMMANDS)}}} ...\n"
               f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
-              f"  tidemark site [--db PATH] [--out DIR]\n"
+              f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
+              f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]",
               file=sys.stderr)
         raise SystemExit(2)

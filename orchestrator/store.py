@@ -119,6 +119,14 @@ class Store:
         self.con.execute("UPDATE runs SET status = ?, finished_at = ?, machine_state = ? "
                          "WHERE run_id = ?", [status, _now(), _json(machine_state), run_id])
 
+    def set_label(self, run_id: str, label: str) -> str:
+        """Label an existing run (e.g. mark it the baseline); returns its previous label."""
+        row = self.con.execute("SELECT label FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        self.con.execute("UPDATE runs SET label = ? WHERE run_id = ?", [label, run_id])
+        return row[0] or ""
+
     def record_ab(self, ab: dict[str, Any]) -> None:
         """Link the two runs of one `tidemark ab` job (before they run: a crash keeps the link)."""
         self.con.execute(

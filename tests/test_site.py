@@ -69,9 +69,12 @@ def add_hostile_run(db: Path) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
-    for label in ("baseline", "nightly"):  # the first is the configured baseline below
+    for _ in range(2):
         tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
-                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", f"label={label}")
+                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", "label=nightly")
+    # The first run becomes the configured baseline (label=baseline) after the fact.
+    labelled = tidemark(tmp, "label", "latest~1", "baseline", "--db", str(tmp / "tidemark.duckdb"))
+    assert "label 'baseline' (was 'nightly')" in labelled.stdout
     add_hostile_run(tmp / "tidemark.duckdb")
     index = build_site(tmp / "tidemark.duckdb", tmp / "out", GateConf(baseline="label=baseline"))
     assert index == tmp / "out" / "site" / "index.html"
