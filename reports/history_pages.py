@@ -60,7 +60,11 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
                 for i, (_, r) in enumerate(columns.iterrows()) if r["build_variant"] in instrumented]
     links = Markup(" · ").join(Markup("[column {}: {}]({})").format(i + 1, r, run_href(r, ""))
                                for i, r in enumerate(run_ids))
-    return Section(workload, text=links, warnings=warnings, anchor=slug(workload).lower(),
+    # assets/tidemark.js turns this into two pickers that recompute the Δ% column in the page.
+    picker = Markup('<div class="tm-delta-picker" data-from="{}" data-to="{}"></div>').format(
+        compare[0] % len(run_ids) + 1, compare[1] % len(run_ids) + 1)
+    return Section(workload, text=links + Markup("\n\n") + picker, warnings=warnings,
+                   anchor=slug(workload).lower(),
                    tables=[Table(tuple(header), rows)])
 
 
@@ -71,7 +75,8 @@ def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str
     intro = Markup(
         f"Per workload, the last {HISTORY_COLUMNS} runs that measured it, oldest to newest; each "
         "cell is the median ops/s of one series in one run and links to it. The last column is "
-        "the change between the first and the last column. Rows put side by side what has the "
+        "the change between the first and the last column by default (pick any two columns above "
+        "each table). Rows put side by side what has the "
         "same engine, benchmark, threads, cache state and params; when build variant, compiler "
         "or machine differ between columns a **caveat** row names them, and an instrumented "
         "(debug, sanitizer) column is flagged. p50 latencies: see [Latest refresh](latest.md).")

@@ -173,3 +173,33 @@ def test_hostile_names_show_as_text(browser, base_url: str) -> None:
     page, _, _ = visit(browser, base_url + f"runs/{HOSTILE_RUN}.html")
     assert IMG in page.inner_text("body") and page.locator("img[src='x']").count() == 0
     page.close()
+
+
+FIRST_HISTORY_TABLE = """() => {
+    const marker = document.querySelector('.tm-delta-picker:has(select)');
+    let node = marker.nextElementSibling;
+    while (node && !(node.matches('table') || node.querySelector('table'))) node = node.nextElementSibling;
+    const table = node.matches('table') ? node : node.querySelector('table');
+    return {header: Array.from(table.tHead.rows[0].cells).map(c => c.textContent.trim()),
+            rows: Array.from(table.tBodies[0].rows).map(r => Array.from(r.cells).map(c => ({
+                text: c.textContent.trim(), href: c.querySelector('a') && c.querySelector('a').getAttribute('href')})))};
+}"""
+
+
+def test_history_delta_between_two_chosen_columns(browser, base_url: str) -> None:
+    page, errors, _ = visit(browser, base_url + "history.html")
+    selects = page.locator(".tm-delta-picker:has(select)").first.locator("select")
+    assert selects.count() == 2 and selects.nth(0).input_value() == "1"
+    before = page.evaluate(FIRST_HISTORY_TABLE)
+    assert before["header"][-1] == "Δ% column 1 → 2"
+    selects.nth(0).select_option("2")
+    selects.nth(1).select_option("1")
+    after = page.evaluate(FIRST_HISTORY_TABLE)
+    assert after["header"][-1] == "Δ% column 2 → 1"
+    row = after["rows"][0]
+    first, second = (float(row[i]["text"].replace(",", "")) for i in (1, 2))
+    assert row[-1]["text"] == f"{(first / second - 1) * 100:+.1f}%"
+    assert row[-1]["href"] == row[1]["href"]  # the new Δ% links to the run of the "to" column
+    assert before["rows"][0][-1]["text"] == f"{(second / first - 1) * 100:+.1f}%"
+    assert errors == []
+    page.close()

@@ -1,0 +1,77 @@
+/* Historical comparisons: choose the two columns the Δ% column compares (first → last is what
+   the page is built with, and what a reader without JavaScript sees). Values are read back from
+   the table's own cells, so the recomputed Δ% is exactly what the columns show; the new Δ% cell
+   links to the run of the "to" column, like every number on the site. */
+(function () {
+  "use strict";
+
+  function tableAfter(marker) {
+    for (let node = marker.nextElementSibling; node; node = node.nextElementSibling) {
+      const table = node.matches("table") ? node : node.querySelector("table");
+      if (table) return table;
+    }
+    return null;
+  }
+
+  function value(cell) {
+    const number = Number(cell.textContent.trim().split(" ")[0].replace(/,/g, ""));
+    return cell.textContent.trim() === "" || !Number.isFinite(number) ? null : number;
+  }
+
+  function picker(label, columns, selected) {
+    const select = document.createElement("select");
+    columns.forEach(function (text, index) {
+      const option = document.createElement("option");
+      option.value = String(index + 1);
+      option.textContent = "column " + (index + 1) + ": " + text;
+      option.selected = index + 1 === selected;
+      select.appendChild(option);
+    });
+    const wrapper = document.createElement("label");
+    wrapper.append(label + " ", select, " ");
+    return [wrapper, select];
+  }
+
+  function recompute(table, from, to) {
+    const header = table.tHead.rows[0].cells;
+    const last = header.length - 1;
+    header[last].textContent = "Δ% column " + from + " → " + to;
+    Array.from(table.tBodies[0].rows).forEach(function (row) {
+      if (row.cells.length !== header.length || row.cells[0].textContent.indexOf("⚠") === 0) return;
+      const a = value(row.cells[from]);
+      const b = value(row.cells[to]);
+      const cell = row.cells[last];
+      cell.textContent = "";
+      if (a === null || b === null || a === 0 || from === to) return;
+      const change = (b / a - 1) * 100;
+      const text = (change >= 0 ? "+" : "") + change.toFixed(1) + "%";
+      const source = row.cells[to].querySelector("a");
+      if (source) {
+        const link = document.createElement("a");
+        link.href = source.getAttribute("href");
+        link.textContent = text;
+        cell.appendChild(link);
+      } else {
+        cell.textContent = text;
+      }
+    });
+  }
+
+  function setUp(marker) {
+    const table = tableAfter(marker);
+    if (!table || !table.tHead) return;
+    const header = Array.from(table.tHead.rows[0].cells);
+    const columns = header.slice(1, -1).map(function (cell) { return cell.textContent.trim(); });
+    if (columns.length < 2) return;
+    const [fromLabel, fromSelect] = picker("Δ% from", columns, Number(marker.dataset.from));
+    const [toLabel, toSelect] = picker("to", columns, Number(marker.dataset.to));
+    function update() { recompute(table, Number(fromSelect.value), Number(toSelect.value)); }
+    fromSelect.addEventListener("change", update);
+    toSelect.addEventListener("change", update);
+    marker.append(fromLabel, toLabel);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".tm-delta-picker").forEach(setUp);
+  });
+})();
