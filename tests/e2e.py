@@ -27,3 +27,28 @@ def query(tmp: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+def add_stored_run(db: Path, run: dict, invocations: list, status: str) -> None:
+    """A run written straight through the store (a hostile-name run of the site tests), on the
+    machine and build of the DB's first real run; `run` gives the fields that differ."""
+    from datetime import datetime, timezone
+
+    from orchestrator.store import Store
+
+    con = duckdb.connect(str(db), read_only=True)
+    fingerprint, build_id = con.execute("SELECT machine_fingerprint, build_id FROM runs LIMIT 1").fetchone()
+    con.close()
+    store = Store(db)
+    try:
+        store.start_run({
+            "started_at": datetime(2999, 12, 31, tzinfo=timezone.utc), "status": "running",
+            "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",
+            "build_id": build_id, "build_cached": True, "machine_fingerprint": fingerprint,
+            "suite": "", "cache_state": "warm", "tidemark_sha": "test",
+            "planned_invocations": len(invocations), **run})
+        for invocation in invocations:
+            store.add_invocation(invocation)
+        store.finish_run(run["run_id"], status, run.get("machine_state") or {})
+    finally:
+        store.close()

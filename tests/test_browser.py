@@ -10,18 +10,15 @@ import functools
 import http.server
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
-import duckdb
 import pytest
 
 from orchestrator.record import Invocation, Metric
-from orchestrator.store import Store
 from reports.format import slug
 from reports.site import build_site
-from tests.e2e import tidemark
+from tests.e2e import add_stored_run, tidemark
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine]
 
@@ -44,30 +41,17 @@ PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate
 
 def add_hostile_run(db: Path) -> None:
     """A run whose workload, benchmark, label, error and notes are HTML that would run script."""
-    con = duckdb.connect(str(db), read_only=True)
-    fingerprint, build_id = con.execute("SELECT machine_fingerprint, build_id FROM runs LIMIT 1").fetchone()
-    con.close()
-    store = Store(db)
-    try:
-        store.start_run({
-            "run_id": HOSTILE_RUN, "started_at": datetime(2999, 12, 31, tzinfo=timezone.utc),
-            "status": "running", "engine": "leveldb", "engine_version": "1.23",
-            "build_variant": "release", "build_id": build_id, "build_cached": True,
-            "machine_fingerprint": fingerprint, "suite": "", "label": SCRIPT, "cache_state": "warm",
-            "config": {"workload": {"name": SCRIPT}}, "overrides": [f"workload={IMG}"],
-            "tidemark_sha": "test", "machine_state": {}, "planned_invocations": 1,
-            "verified": False, "notes": [f"unverified: {IMG}"]})
-        store.add_invocation(Invocation(
+    add_stored_run(db, {
+        "run_id": HOSTILE_RUN, "label": SCRIPT, "config": {"workload": {"name": SCRIPT}},
+        "overrides": [f"workload={IMG}"], "machine_state": {}, "verified": False,
+        "notes": [f"unverified: {IMG}"]}, [Invocation(
             run_id=HOSTILE_RUN, seq=1, workload=SCRIPT, benchmark=IMG, phase="measured",
             repetition=1, threads=1, params={"num": 5000, "value_size": IMG}, cache_state="warm",
             series_key="hostile", status="ok", error="", exit_code=0, wall_s=0.1, user_s=0.1,
             sys_s=0.0, max_rss_kb=1024, started_at=None, ended_at=None,
             command=("db_bench", f"--benchmarks={SCRIPT}"), log_path="",
             metrics=(Metric("ops_per_sec", 1000.0, "ops/s", "higher"),
-                     Metric("p50_us", 1.0, "us", "lower"))))
-        store.finish_run(HOSTILE_RUN, "ok", {})
-    finally:
-        store.close()
+                     Metric("p50_us", 1.0, "us", "lower")))], "ok")
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

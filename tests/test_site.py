@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -17,7 +16,7 @@ from orchestrator.store import Store
 from reports.format import slug
 from reports.render import mkdocs_build
 from reports.site import build_site
-from tests.e2e import TIDEMARK, tidemark
+from tests.e2e import TIDEMARK, add_stored_run, tidemark
 
 pytestmark = pytest.mark.engine
 
@@ -42,28 +41,15 @@ def _invocation(seq: int, status: str, error: str, metrics: tuple[Metric, ...]) 
 
 def add_hostile_run(db: Path) -> None:
     """A run whose names, params, error, command and log path are all HTML and Markdown."""
-    con = duckdb.connect(str(db), read_only=True)
-    fingerprint, build_id = con.execute(
-        "SELECT machine_fingerprint, build_id FROM runs LIMIT 1").fetchone()
-    con.close()
-    store = Store(db)
-    try:
-        store.start_run({
-            "run_id": HOSTILE_RUN, "started_at": datetime(2999, 12, 31, tzinfo=timezone.utc),
-            "status": "running", "engine": "leveldb", "engine_version": "1.23",
-            "build_variant": "release", "build_id": build_id, "build_cached": True,
-            "machine_fingerprint": fingerprint, "suite": "", "label": f"{SCRIPT} | label",
-            "cache_state": "warm", "config": {"workload": {"name": SCRIPT}},
-            "overrides": [f"workload={IMG}"], "tidemark_sha": "test",
-            "machine_state": {"before": {"loadavg": [0.1, 0.2, 0.3]}}, "planned_invocations": 2,
-            "verified": True, "notes": [f"note {IMG}"]})
-        ok = (Metric("ops_per_sec", 1234.0, "ops/s", "higher"), Metric("p50_us", 1.5, "us", "lower"),
-              Metric("p99_us", 9.5, "us", "lower"))
-        store.add_invocation(_invocation(1, "ok", "", ok))
-        store.add_invocation(_invocation(2, "failed", f"exit code 1: {IMG} | pipe\n\nnext line", ()))
-        store.finish_run(HOSTILE_RUN, "partial", {"before": {"loadavg": [0.1, 0.2, 0.3]}})
-    finally:
-        store.close()
+    ok = (Metric("ops_per_sec", 1234.0, "ops/s", "higher"), Metric("p50_us", 1.5, "us", "lower"),
+          Metric("p99_us", 9.5, "us", "lower"))
+    add_stored_run(db, {
+        "run_id": HOSTILE_RUN, "label": f"{SCRIPT} | label",
+        "config": {"workload": {"name": SCRIPT}}, "overrides": [f"workload={IMG}"],
+        "machine_state": {"before": {"loadavg": [0.1, 0.2, 0.3]}}, "verified": True,
+        "notes": [f"note {IMG}"]}, [
+        _invocation(1, "ok", "", ok),
+        _invocation(2, "failed", f"exit code 1: {IMG} | pipe\n\nnext line", ())], "partial")
 
 
 @pytest.fixture(scope="module")
