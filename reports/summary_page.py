@@ -21,7 +21,7 @@ def _ci_text(result: stats.Comparison) -> str:
     return f"{result.ci_low:.3f}–{result.ci_high:.3f}"
 
 
-def _summary_table(rows: list[dict[str, Any]]) -> Table:
+def _summary_table(rows: list[dict[str, Any]], older: str) -> Table:
     body = []
     for r in rows:
         n, o, result = r["new"], r["old"], r["result"]
@@ -34,7 +34,7 @@ def _summary_table(rows: list[dict[str, Any]]) -> Table:
                      Link(MISSING if result.p_value != result.p_value else f"{result.p_value:.3f}", href),
                      Link(f"{result.threshold * 100:.1f}%", href),
                      Link(signed_pct(r["p99_change"]), href), mark])
-    return Table(("Workload", "Series", "Previous ops/s", "Latest ops/s", "Δ ops/s",
+    return Table(("Workload", "Series", f"{older} ops/s", "Latest ops/s", "Δ ops/s",
                   "95% CI of ratio", "p (U test)", "Threshold", "Δ p99", "Verdict"), body,
                  (False, False, True, True, True, True, True, True, True, False))
 
@@ -54,11 +54,11 @@ def _run_text(run: pd.Series) -> Markup:
         run["engine_version"], run["build_variant"])
 
 
-def _comparison(title: str, against: Markup, rows: list[dict[str, Any]]) -> Section:
+def _comparison(title: str, against: Markup, rows: list[dict[str, Any]], older: str) -> Section:
     if not rows:
         return Section(title, text=against + Markup(": no series in common, nothing to compare."))
     return Section(title, text=against + Markup(": ") + Markup(_counts(rows)) + Markup("."),
-                   tables=[_summary_table(rows)])
+                   tables=[_summary_table(rows, older)])
 
 
 def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
@@ -75,7 +75,7 @@ def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.Data
                                           "({}) itself.").format(selector)), "it is the baseline"
     rows = comparison_rows(points, samples, new_id, baseline.run_id, thresholds)
     against = Markup("The configured baseline {} is run {}").format(selector, _run_text(base))
-    return _comparison(title, against, rows), _counts(rows) if rows else "no series in common"
+    return _comparison(title, against, rows, "Baseline"), _counts(rows) if rows else "no series in common"
 
 
 def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
@@ -103,7 +103,7 @@ def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame
         old_run = runs[runs["run_id"] == old_id].iloc[0]
         previous = _comparison("Since the previous comparable run",
                                Markup("The previous comparable run is {}").format(_run_text(old_run)),
-                               rows)
+                               rows, "Previous")
         previous = Section(previous.title, previous.text, previous.tables, warnings=warnings)
         previous_line = _counts(rows) if rows else "no series in common"
     base_section, base_line = _baseline_section(runs, points, samples, new_id, baseline,
