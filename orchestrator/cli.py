@@ -165,7 +165,8 @@ def label_command(argv: list[str]) -> None:
         previous = store.set_label(run_id, args.label)
     finally:
         store.close()
-    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True)
+    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
+                  markup=False)
 
 
 def import_command(argv: list[str]) -> None:

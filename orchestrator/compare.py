@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from . import samples
 from .comparability import check_comparable, pair_series
+from .errors import UserError
 from .stats import (Comparison, Thresholds, compare_samples, geometric_mean, performance_ratio,
                     series_noise)
 from .store import connect
@@ -102,6 +103,9 @@ def compare_runs(db: Path, base_selector: str, cand_selector: str,
     try:
         base_id = samples.resolve_run(con, base_selector)
         cand_id = samples.resolve_run(con, cand_selector)
+        if base_id == cand_id:  # e.g. right after `tidemark label latest baseline`
+            raise UserError(f"baseline {base_selector!r} and candidate {cand_selector!r} are the "
+                            f"same run {base_id}; pick another baseline or candidate")
         base = samples.load_side(con, base_id, list(metrics))
         cand = samples.load_side(con, cand_id, list(metrics))
         noise = history_noise(con, (base_id, cand_id)) if use_noise else (lambda k, m: 0.0)

@@ -5,6 +5,7 @@ cli.py registers these; `ab` receives cli.py's Hydra composer, the only place Hy
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,8 +87,9 @@ def gate_command(argv: list[str], console: Console) -> None:
     baseline = args.baseline or conf.baseline
     if not baseline:
         raise ConfigError(f"no baseline: pass --baseline SELECTOR or set baseline in {args.config}")
-    conf = gate.GateConf(tuple(args.metrics or conf.metrics), given.alpha, given.min_effect,
-                         conf.noise_k, conf.targets or args.targets, baseline)
+    conf = dataclasses.replace(conf, metrics=tuple(args.metrics or conf.metrics),
+                               alpha=given.alpha, min_effect=given.min_effect,
+                               targets=conf.targets or args.targets, baseline=baseline)
     result = gate.run_gate(Path(args.db), baseline, args.candidate, conf, args.allow_different)
     _print(result.report, args.format, console)
     for target in result.targets:

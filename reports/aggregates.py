@@ -109,6 +109,14 @@ def read_samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataF
         ORDER BY i.run_id, i.seq""", [run_ids]).df()
 
 
+def read_aa_pairs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """run_a, run_b of every `tidemark ab` job that ran one build on both sides (A/A)."""
+    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "ab_pairs" not in tables:
+        return pd.DataFrame({"run_a": pd.Series(dtype=str), "run_b": pd.Series(dtype=str)})
+    return con.execute("SELECT run_a, run_b FROM ab_pairs WHERE same_build").df()
+
+
 def read_optional_table(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> pd.DataFrame | None:
     """The first of `names` that exists (tables other parts of Tidemark may add), else None."""
     tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}

@@ -7,7 +7,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from . import charts
-from .format import Link, anchor, date, latency, num, signed_pct, slug
+from .format import Link, anchor, date, escape_text, latency, num, signed_pct, slug
 from .pages import delta_pct, run_href, workload_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
@@ -41,8 +41,9 @@ def latest_refresh_page(points: pd.DataFrame) -> Page:
                  Link(latency(p["p50_median"]), point_href(p, "")), linked(p["ops_median"], p, ""),
                  notes_text(p)] for _, p in mine.sort_values(["threads", "cache_state"]).iterrows()]
         text = Markup("Run [{}]({}) · {} · {} {} · [all runs of this workload]({})").format(
-            first["run_id"], run_href(first["run_id"], ""), date(first["started_at"]),
-            first["engine"], first["engine_version"], workload_href(workload, ""))
+            escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
+            escape_text(first["engine"]), escape_text(first["engine_version"]),
+            workload_href(workload, ""))
         sections.append(Section(workload, text=text, anchor=slug(workload).lower(), tables=[
             Table(("Series", "p50 latency µs", "p50 throughput ops/s", "Notes"), rows,
                   (False, True, True, False))]))

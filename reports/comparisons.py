@@ -24,13 +24,41 @@ class Baseline:
     problem: str = ""  # set when run_id is None
 
 
-def series_noises(points: pd.DataFrame, series_keys: Any, before: Any) -> dict[str, float]:
-    """Each series' between-run noise from its run medians before the compared runs (one pass
-    over the history for every series: a long history has hundreds of series)."""
-    history = points[(points["started_at"] < before) & points["series_key"].isin(series_keys)]
-    medians = history.dropna(subset=["ops_median"]).groupby("series_key")["ops_median"]
-    noises = {key: stats.series_noise(values.tolist()) for key, values in medians}
-    return {key: noises.get(key, stats.series_noise([])) for key in series_keys}
+@dataclass(frozen=True)
+class Evidence:
+    """What runs are compared with: each run's series medians (`points`), the repetitions of
+    the compared runs (`samples`: run_id, series_key, value), the A/A pairs of `tidemark ab`
+    (run_a, run_b) and the gate config's thresholds, so verdicts here are the gate's."""
+
+    points: pd.DataFrame
+    samples: pd.DataFrame
+    aa_pairs: pd.DataFrame
+    thresholds: stats.Thresholds
+
+
+def aa_changes(points: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, list[float]]:
+    """ratio − 1 of each series' ops/s medians over A/A pairs (`pairs`: run_a, run_b of
+    `tidemark ab` jobs that ran one build on both sides)."""
+    medians = points[["run_id", "series_key", "ops_median"]].dropna()
+    side_a = medians.rename(columns={"run_id": "run_a", "ops_median": "a"})
+    side_b = medians.rename(columns={"run_id": "run_b", "ops_median": "b"})
+    both = pairs[["run_a", "run_b"]].merge(side_a, on="run_a").merge(side_b, on=["run_b", "series_key"])
+    both = both[both["a"] != 0]
+    return {key: (group["b"] / group["a"] - 1.0).tolist()
+            for key, group in both.groupby("series_key")}
+
+
+def series_noises(points: pd.DataFrame, series_keys: Any, compared: tuple[str, str],
+                  aa_pairs: pd.DataFrame) -> dict[str, float]:
+    """Each series' noise as `tidemark gate` measures it (orchestrator.compare.history_noise):
+    the spread of its ops/s medians in every other run, and its A/A changes; the two compared
+    runs take no part. One pass for every series: a long history has hundreds."""
+    others = points[~points["run_id"].isin(compared) & points["series_key"].isin(series_keys)]
+    medians = {key: values.tolist() for key, values in
+               others.dropna(subset=["ops_median"]).groupby("series_key")["ops_median"]}
+    pairs = aa_pairs[~aa_pairs["run_a"].isin(compared) & ~aa_pairs["run_b"].isin(compared)]
+    aa = aa_changes(others, pairs)
+    return {key: stats.series_noise(medians.get(key, []), aa.get(key, [])) for key in series_keys}
 
 
 def previous_comparable(runs: pd.DataFrame, points: pd.DataFrame, run_id: str) -> str | None:
@@ -61,21 +89,21 @@ def summary_pair(runs: pd.DataFrame, points: pd.DataFrame) -> tuple[str, str | N
     return runs.iloc[0]["run_id"], None
 
 
-def comparison_rows(points: pd.DataFrame, samples: pd.DataFrame, new_id: str, old_id: str,
-                    thresholds: stats.Thresholds) -> list[dict[str, Any]]:
+def comparison_rows(evidence: Evidence, new_id: str, old_id: str) -> list[dict[str, Any]]:
     """Each series both runs measured, compared by `orchestrator.stats` on the repetitions."""
+    points, samples = evidence.points, evidence.samples
     new = points[points["run_id"] == new_id].set_index("series_key")
     old = points[points["run_id"] == old_id].set_index("series_key")
     by_run = {key: group["value"].tolist() for key, group in samples.groupby(["run_id", "series_key"])}
     rows = []
     common = new.index.intersection(old.index)
-    noises = series_noises(points, common, old["started_at"].min()) if len(common) else {}
+    noises = series_noises(points, common, (new_id, old_id), evidence.aa_pairs) if len(common) else {}
     for key in common:
         n, o = new.loc[key].copy(), old.loc[key].copy()
         n["run_id"], o["run_id"] = new_id, old_id
         noise = noises[key]
         result = stats.compare_samples(by_run.get((old_id, key), []), by_run.get((new_id, key), []),
-                                       stats.HIGHER, thresholds, noise=noise)
+                                       stats.HIGHER, evidence.thresholds, noise=noise)
         rows.append({"new": n, "old": o, "result": result, "noise": noise,
                      "change": delta_pct(n["ops_median"], o["ops_median"]),
                      "p99_change": delta_pct(n["p99_median"], o["p99_median"])})
@@ -87,8 +115,6 @@ def geomean_ratio(rows: list[dict[str, Any]]) -> float | None:
     ratios = [r["result"].ratio for r in rows if r["result"].ratio == r["result"].ratio]
     value = stats.geometric_mean(ratios) if ratios else float("nan")
     return None if value != value else value
-
-
 
 
 def gate_pair(runs: pd.DataFrame, points: pd.DataFrame,

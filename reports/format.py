@@ -73,7 +73,7 @@ def cell(value: Any) -> Markup:
 
 
 def html_cell(value: Any) -> Markup:
-    """Jinja2 filter for a cell of an HTML table (pages injected after MkDocs, see site.py):
+    """Jinja2 filter for a cell of an HTML table (HTML put into built pages, see slots.py):
     a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
     if isinstance(value, Link):
         return Markup(f'<a href="{escape(safe_href(value.href))}">{escape(value.text)}</a>')

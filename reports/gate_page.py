@@ -1,6 +1,7 @@
 """The regression gate as a page (pure): what `tidemark gate` decides for the summarized pair."""
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -8,8 +9,8 @@ from markupsafe import Markup
 
 from orchestrator import stats
 
-from .format import MISSING, Link, signed_pct
-from .comparisons import Baseline, comparison_rows, gate_pair
+from .comparisons import Baseline, Evidence, comparison_rows, gate_pair
+from .format import MISSING, Link, escape_text, signed_pct
 from .pages import run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
@@ -38,31 +39,36 @@ def _verdict(rows: list[dict[str, Any]]) -> str:
     return "PASS"
 
 
-def gate_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
-              baseline: Baseline, thresholds: stats.Thresholds) -> Page:
-    """Pass/fail per series of the summarized run against the configured baseline (else its
-    previous comparable run), with the command that gates CI on it."""
-    new_id, old_id, configured = gate_pair(runs, points, baseline)
-    if old_id is None:
-        return Page("Gate", Markup("No configured baseline run and no earlier comparable run yet: "
-                                   "nothing to gate. {}").format(baseline.problem), [])
-    rows = comparison_rows(points, samples, new_id, old_id, thresholds)
-    verdict = _verdict(rows)
+def _chosen(baseline: Baseline, configured: bool) -> Markup:
+    """Which baseline the page gates against, and why."""
     if configured:
-        chosen = Markup("the configured baseline <code>{}</code>").format(baseline.selector)
-        command = Markup("`tidemark gate --candidate {}` (the baseline comes from "
-                         "conf/gate/default.yaml)").format(new_id)
-    else:
-        chosen = Markup("its previous comparable run ({})").format(
-            baseline.problem or "the summarized run is the configured baseline itself")
-        command = Markup("`tidemark gate --baseline {} --candidate {}`").format(old_id, new_id)
+        return Markup("the configured baseline <code>{}</code>").format(escape_text(baseline.selector))
+    why = baseline.problem or "the summarized run is the configured baseline itself"
+    return Markup("its previous comparable run ({})").format(escape_text(why))
+
+
+def gate_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> Page:
+    """Pass/fail of ops/s per series of the summarized run against the configured baseline
+    (else its previous comparable run), decided as `tidemark gate` decides it (same
+    thresholds, same noise rule), with the command that gates CI on it."""
+    new_id, old_id, configured = gate_pair(runs, evidence.points, baseline)
+    if old_id is None:
+        why = "the summarized run is the configured baseline itself" \
+            if baseline.run_id == new_id else baseline.problem
+        return Page("Gate", Markup("Nothing to gate: no earlier comparable run, and {}").format(
+            escape_text(why)), [])
+    rows = comparison_rows(evidence, new_id, old_id)
+    verdict = _verdict(rows)
+    command = shlex.join(["tidemark", "gate", "--baseline",
+                          baseline.selector if configured else old_id, "--candidate", new_id])
     intro = Markup(
         "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
-        "series fails when it is slower by more than its threshold, max(minimum effect, k × "
-        "noise), with the U test and the bootstrap CI agreeing. In CI: {} exits 0 on pass, 1 on "
-        "a regression, 2 when it cannot tell (not comparable, too few repetitions).").format(
-        new_id, run_href(new_id, ""), old_id, run_href(old_id, ""), chosen, verdict, len(rows),
-        command)
+        "series fails when its ops/s is slower by more than its threshold, max(minimum effect, "
+        "k × noise), with the U test and the bootstrap CI agreeing. In CI: <code>{}</code> exits "
+        "0 on pass, 1 on a regression, 2 when it cannot tell (not comparable, too few "
+        "repetitions); it also checks the other metrics and targets the gate config names.").format(
+        escape_text(new_id), run_href(new_id, ""), escape_text(old_id), run_href(old_id, ""),
+        _chosen(baseline, configured), verdict, len(rows), escape_text(command))
     table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
                    "p (U test)", "Threshold", "Gate"), [_gate_row(r) for r in rows],
                   (False, False, True, True, True, True, True, False))

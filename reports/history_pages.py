@@ -6,9 +6,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from orchestrator import stats
-
-from .format import MISSING, Link, date, signed_pct, slug
+from .format import Link, date, signed_pct, slug
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, describe, linked, point_href, with_identity
 

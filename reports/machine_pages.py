@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from .format import MISSING, Link, anchor, date, is_missing, num
+from .format import MISSING, Link, anchor, date, escape_text, is_missing, num
 from .pages import run_href
 from .tables import Page, Section, Table
 
@@ -151,7 +151,7 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
         Section("Residency note", text=Markup.escape(residency_note(residency, facts))),
     ]
     intro = Markup("Fingerprint <code>{}</code> · {} runs on this machine.").format(
-        machine["fingerprint"], int(machine["n_runs"]))
+        escape_text(machine["fingerprint"]), int(machine["n_runs"]))
     return Page(f"Machine {machine['hostname']} ({machine['fingerprint'][:12]})", intro, sections)
 
 

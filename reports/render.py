@@ -36,7 +36,7 @@ def write_page(env: jinja2.Environment, template: str, path: Path, **context: An
 
 
 def write_config(out: Path, base_config: Path, nav: list[Any]) -> Path:
-    """out/mkdocs.yml: inherits the repo's config; only paths, plotly.js and nav are generated."""
+    """out/mkdocs.yml: inherits the repo's config; only paths, scripts and nav are generated."""
     config = {"INHERIT": str(base_config.resolve()), "docs_dir": "docs", "site_dir": "site",
               "extra_javascript": ["assets/plotly.min.js", "assets/tidemark.js"], "nav": nav,
               # One page per run is too many for the nav; the runs list links them all.
@@ -69,6 +69,7 @@ def mkdocs_building(config: Path) -> Iterator[None]:
 
 
 def mkdocs_build(config: Path) -> None:
+    """`mkdocs build` with nothing to do alongside it."""
     with mkdocs_building(config):
         pass
 

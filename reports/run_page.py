@@ -1,4 +1,5 @@
-"""The page of one run (pure): config, provenance, machine, and every invocation it made."""
+"""The page of one run (pure): config, provenance, machine, and its results table; the
+invocation table is run_tables.py's."""
 from __future__ import annotations
 
 import json
@@ -62,14 +63,14 @@ def facts_rows(facts: dict[str, Any] | None) -> list[tuple[str, str]]:
     return [(key, state_value(key, value)) for key, value in sorted((facts or {}).items())]
 
 
-def run_page(run: pd.Series, has_results: bool) -> dict[str, Any]:
-    """The Markdown page's context of one run (its big tables are `run_tables`);
-    `has_results`: the run has series points to tabulate."""
+def run_page(run: pd.Series, has_results: bool, compact: bool) -> dict[str, Any]:
+    """The Markdown page's context of one run (its big tables are run_tables.py's);
+    `has_results`: it has a results table; `compact`: an older run without invocation detail."""
     overrides = run["overrides"] or []
     return {
         "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}",
         "summary": run_summary(run, "../"), "has_results": has_results,
-        "compact": False,
+        "compact": compact,
         "command": "tidemark run " + shlex.join(overrides) if overrides else "tidemark run",
         "config": json.dumps(run["config"], indent=2, sort_keys=True),
         "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),

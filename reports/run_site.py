@@ -11,7 +11,7 @@ from . import queries, render, slots
 from .format import slug
 from .pages import runs_index
 from .run_page import result_rows, run_page
-from .run_tables import HEADER, compact_rows, detailed_rows
+from .run_tables import COMPACT_HEADER, HEADER, compact_rows, detailed_rows
 
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
@@ -33,8 +33,8 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
     template = env.get_template("run.md.j2")
     for _, run in runs.iterrows():
         run_id = run["run_id"]
-        page = run_page(run, has_results=run_id in detailed and run_id in with_points)
-        page["compact"] = run_id not in detailed
+        page = run_page(run, has_results=run_id in detailed and run_id in with_points,
+                        compact=run_id not in detailed)
         (docs / "runs" / f"{slug(run_id)}.md").write_text(template.render(page=page),
                                                           encoding="utf-8")
 
@@ -74,8 +74,7 @@ def write_run_tables(env: jinja2.Environment, fragments: Path, db: Path, runs: p
                        results.render(results=result_rows(points_by_run[run_id])))
         slots.save(fragments, page, "invocations", invocations.render(
             header=HEADER, compact=False, rows=recent_rows.get(run_id, "")))
-    compact_header = [name for name in HEADER if name != "CPUs allowed"]
     compact_by_run = compact_rows(compact)
     for run_id in older:
         slots.save(fragments, f"runs/{slug(run_id)}", "invocations", invocations.render(
-            header=compact_header, compact=True, rows=compact_by_run.get(run_id, "")))
+            header=COMPACT_HEADER, compact=True, rows=compact_by_run.get(run_id, "")))

@@ -14,6 +14,7 @@ from .format import MISSING, anchor, cpu_ranges
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
           "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %")
+COMPACT_HEADER = tuple(name for name in HEADER if name != "CPUs allowed")  # older runs' pages
 # Cells that are numbers link to their own row, so a copied link lands on the invocation.
 _LINKED = frozenset({"#", "Rep", "Threads", "ops/s", "p50 µs", "p99 µs", "Wall s", "Max RSS MB",
                      "Residency %"})
@@ -82,7 +83,7 @@ def _by_run(invocations: pd.DataFrame, rows: Iterable[str]) -> dict[str, Markup]
 def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
     """run_id → its escaped <tr> rows without detail (older runs of a long history: every
     invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed')."""
-    template = _row_template(tuple(h for h in HEADER if h != "CPUs allowed"))
+    template = _row_template(COMPACT_HEADER)
     failed = [' class="tm-failed"' if s != "ok" else "" for s in invocations["status"]]
     anchors = [anchor(s) for s in invocations["seq"].tolist()]
     rows = (template.format(*cells) for cells in

@@ -18,7 +18,7 @@ from orchestrator.samples import SelectorError, parse_selector, resolve_run
 
 from . import aggregates, charts, queries, render, slots
 from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
-from .comparisons import Baseline, summary_pair
+from .comparisons import Baseline, Evidence, summary_pair
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
 from .format import nav_title, slug
@@ -50,22 +50,22 @@ class Results:
     windows: pd.DataFrame
     intervals: pd.DataFrame
     noise: pd.DataFrame | None
-    samples: pd.DataFrame  # repetitions of the summarized run and the runs it is compared with
+    evidence: Evidence  # what the summary and the Gate page compare runs with
     baseline: Baseline
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
 
 
 def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> Baseline:
     """The run the configured baseline selector names today, or why there is none."""
-    where = "`baseline` in conf/gate/default.yaml or `tidemark site --baseline`"
+    where = "baseline in conf/gate/default.yaml (or tidemark site --baseline)"
     if not selector:
         return Baseline("", None, f"No baseline is configured ({where}).")
     parse_selector(selector)  # a malformed selector is the user's error, not an empty page
     try:
         return Baseline(selector, resolve_run(con, selector))
     except SelectorError as error:
-        return Baseline(selector, None, f"No baseline run: {error}. Tag a reference run (e.g. "
-                                        f"`tidemark run label=baseline`) or change {where}.")
+        return Baseline(selector, None, f"No baseline run: {error}. Mark a reference run with "
+                                        f"'tidemark label RUN baseline' or change {where}.")
 
 
 def read_results(db: Path, gate: GateConf) -> Results:
@@ -79,7 +79,9 @@ def read_results(db: Path, gate: GateConf) -> Results:
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con),
                        aggregates.read_optional_table(con, ("noise", "series_noise")),
-                       aggregates.read_samples(con, compared), resolved, gate)
+                       Evidence(points, aggregates.read_samples(con, compared),
+                                aggregates.read_aa_pairs(con), gate.thresholds),
+                       resolved, gate)
     finally:
         con.close()
 
@@ -134,14 +136,13 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
     """The summary and analysis pages; returns their nav sections."""
     points = results.points
     summary = [
-        _write_sections(env, docs, "summary.md", summary_page(results.runs, points, results.samples,
-                                                             results.baseline,
-                                                             results.gate.thresholds)),
+        _write_sections(env, docs, "summary.md", summary_page(results.runs, results.evidence,
+                                                             results.baseline)),
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
-        _write_sections(env, docs, "gate.md", gate_page(results.runs, points, results.samples,
-                                                       results.baseline, results.gate.thresholds)),
+        _write_sections(env, docs, "gate.md", gate_page(results.runs, results.evidence,
+                                                       results.baseline)),
     ]
     analysis = [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),

@@ -12,6 +12,8 @@ from orchestrator.compare import Report, compare_runs
 from orchestrator.errors import UserError
 from orchestrator.store import connect
 
+from . import comparisons
+
 
 @dataclass(frozen=True)
 class AbPair:
@@ -59,16 +61,9 @@ def _declarations(con: Any) -> dict[str, dict[str, Any]]:
 
 def aa_changes(points: pd.DataFrame, pairs: list[AbPair]) -> dict[str, list[float]]:
     """ratio − 1 of ops/s medians per series, over A/A pairs (same build on both sides)."""
-    medians = {(r.run_id, r.series_key): r.ops_median for r in points.itertuples()}
-    out: dict[str, list[float]] = {}
-    for pair in pairs:
-        if not pair.same_build:
-            continue
-        for (run_id, key), value in medians.items():
-            other = medians.get((pair.run_b, key))
-            if run_id == pair.run_a and other and value:
-                out.setdefault(key, []).append(other / value - 1.0)
-    return out
+    same = pd.DataFrame([(p.run_a, p.run_b) for p in pairs if p.same_build],
+                        columns=["run_a", "run_b"])
+    return comparisons.aa_changes(points, same)
 
 
 def read_stats(db: Path, points: pd.DataFrame) -> StatsData:

@@ -14,7 +14,7 @@ from orchestrator.changepoints import detect_change_points
 from orchestrator.stats import Thresholds, effective_threshold, robust_cv, series_noise
 from orchestrator.targets import evaluate
 
-from .format import Link, MISSING, num
+from .format import MISSING, Link, escape_text, num
 from .pages import run_href
 from .stats_data import AbPair, StatsData
 from .tables import Page, Section, Table
@@ -102,7 +102,8 @@ def _ab_section(pair: AbPair, base: str) -> Section:
     a, b = run_href(pair.run_a, base), run_href(pair.run_b, base)
     order = " ".join(r["order"] for r in pair.schedule)
     text = Markup("A: <code>{}</code><br>B: <code>{}</code><br>seed {} · order per round: {}").format(
-        " ".join(pair.overrides_a), " ".join(pair.overrides_b), pair.seed, order)
+        escape_text(" ".join(pair.overrides_a)), escape_text(" ".join(pair.overrides_b)), pair.seed,
+        escape_text(order))
     if pair.report is None:
         return Section(pair.ab_id, text=text, warnings=[pair.error or "no measurements"])
     rows = []

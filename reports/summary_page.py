@@ -2,6 +2,7 @@
 against the configured baseline, regressions and improvements first."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pandas as pd
@@ -9,8 +10,8 @@ from markupsafe import Markup
 
 from orchestrator import stats
 
-from .comparisons import Baseline, comparison_rows, geomean_ratio, summary_pair
-from .format import MISSING, Link, date, signed_pct
+from .comparisons import Baseline, Evidence, comparison_rows, geomean_ratio, summary_pair
+from .format import MISSING, Link, date, escape_text, signed_pct
 from .pages import run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
@@ -50,8 +51,8 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 
 def _run_text(run: pd.Series) -> Markup:
     return Markup("[{}]({}) ({}, {} {} {})").format(
-        run["run_id"], run_href(run["run_id"], ""), date(run["started_at"]), run["engine"],
-        run["engine_version"], run["build_variant"])
+        escape_text(run["run_id"]), run_href(run["run_id"], ""), date(run["started_at"]),
+        *(escape_text(run[key]) for key in ("engine", "engine_version", "build_variant")))
 
 
 def _comparison(title: str, against: Markup, rows: list[dict[str, Any]], older: str) -> Section:
@@ -61,53 +62,53 @@ def _comparison(title: str, against: Markup, rows: list[dict[str, Any]], older: 
                    tables=[_summary_table(rows, older)])
 
 
-def _baseline_section(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
-                      new_id: str, baseline: Baseline,
-                      thresholds: stats.Thresholds) -> tuple[Section, str]:
+def _baseline_section(runs: pd.DataFrame, evidence: Evidence, new_id: str,
+                      baseline: Baseline) -> tuple[Section, str]:
     """The comparison with the configured baseline, and its one-line headline."""
     title = "Against the configured baseline"
-    selector = Markup("<code>{}</code>").format(baseline.selector) if baseline.selector else ""
+    selector = Markup("<code>{}</code>").format(escape_text(baseline.selector)) \
+        if baseline.selector else ""
     if baseline.run_id is None:
-        return Section(title, text=Markup("{}").format(baseline.problem)), "no baseline run"
+        return Section(title, text=escape_text(baseline.problem)), "no baseline run"
     base = runs[runs["run_id"] == baseline.run_id].iloc[0]
     if baseline.run_id == new_id:
         return Section(title, text=Markup("The summarized run is the configured baseline "
                                           "({}) itself.").format(selector)), "it is the baseline"
-    rows = comparison_rows(points, samples, new_id, baseline.run_id, thresholds)
+    rows = comparison_rows(evidence, new_id, baseline.run_id)
     against = Markup("The configured baseline {} is run {}").format(selector, _run_text(base))
     return _comparison(title, against, rows, "Baseline"), _counts(rows) if rows else "no series in common"
 
 
-def summary_page(runs: pd.DataFrame, points: pd.DataFrame, samples: pd.DataFrame,
-                 baseline: Baseline, thresholds: stats.Thresholds) -> Page:
-    """`samples`: ops/s of every ok measured repetition of the compared runs (run_id,
-    series_key, value); `thresholds`: the gate config's, so verdicts here are the gate's."""
-    new_id, old_id = summary_pair(runs, points)
+def summary_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> Page:
+    """The newest run (or the newest that has an earlier comparable run) against its previous
+    comparable run and against the configured baseline."""
+    new_id, old_id = summary_pair(runs, evidence.points)
     latest = runs[runs["run_id"] == new_id].iloc[0]
     warnings = [] if latest["verified"] else \
         [f"the compared run is UNVERIFIED: {'; '.join(str(n) for n in latest['notes'] or [])}"]
     header = Markup("Latest run [{}]({}) · {} · {} {} ({}) on {}").format(
-        latest["run_id"], run_href(latest["run_id"], ""), date(latest["started_at"]),
-        latest["engine"], latest["engine_version"], latest["build_variant"], latest["hostname"])
+        escape_text(latest["run_id"]), run_href(latest["run_id"], ""), date(latest["started_at"]),
+        *(escape_text(latest[key]) for key in ("engine", "engine_version", "build_variant",
+                                                "hostname")))
     newest = runs.iloc[0]
     if newest["run_id"] != new_id:
         header = Markup("The newest run [{}]({}) ({}) has no earlier comparable run; the newest "
                         "run that has one is summarized. ").format(
-            newest["run_id"], run_href(newest["run_id"], ""), date(newest["started_at"])) + header
+            escape_text(newest["run_id"]), run_href(newest["run_id"], ""),
+            date(newest["started_at"])) + header
     if old_id is None:
         previous = Section("Since the previous comparable run", warnings=warnings, text=Markup(
             "No earlier run measured any series of the latest run, so there is nothing to compare."))
         previous_line = "no earlier comparable run"
     else:
-        rows = comparison_rows(points, samples, new_id, old_id, thresholds)
+        rows = comparison_rows(evidence, new_id, old_id)
         old_run = runs[runs["run_id"] == old_id].iloc[0]
         previous = _comparison("Since the previous comparable run",
                                Markup("The previous comparable run is {}").format(_run_text(old_run)),
                                rows, "Previous")
-        previous = Section(previous.title, previous.text, previous.tables, warnings=warnings)
+        previous = dataclasses.replace(previous, warnings=warnings)
         previous_line = _counts(rows) if rows else "no series in common"
-    base_section, base_line = _baseline_section(runs, points, samples, new_id, baseline,
-                                               thresholds)
+    base_section, base_line = _baseline_section(runs, evidence, new_id, baseline)
     intro = header + Markup("<br>Since the previous comparable run: ") + Markup(previous_line) + \
         Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
         ".<br>Verdicts come from `orchestrator.stats`: a Mann–Whitney U test on the repetitions, "

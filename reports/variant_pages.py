@@ -8,7 +8,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from . import charts
-from .format import MISSING, Link, date, is_missing, latency, num
+from .format import MISSING, Link, date, escape_text, is_missing, latency, num
 from .pages import run_href
 from .tables import Page, Section, Table, describe, group_key, linked, point_href, with_identity
 
@@ -153,7 +153,8 @@ def build_variant_sections(points: pd.DataFrame) -> list[Section]:
             continue
         first = latest.iloc[0]
         text = Markup("{} {} · newest run of each variant, {}").format(
-            first["engine"], first["engine_version"], date(latest["started_at"].max()))
+            escape_text(first["engine"]), escape_text(first["engine_version"]),
+            date(latest["started_at"].max()))
         sections.append(Section(f"{first['workload']} · build variant · {describe(first, ('build_variant',))}",
                                 text=text, tables=[Table(RATIO_COLUMNS,
                                                          ratio_rows(latest, "build_variant"))]))

@@ -89,6 +89,8 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     typo = gate(aa, "--config", str(conf))
     assert typo.returncode == 2 and "unknown selector key 'colour'" in typo.stderr
     assert len(typo.stderr.strip().splitlines()) == 1, typo.stderr
+    itself = gate(aa, "--baseline", "latest", "--candidate", "latest")
+    assert itself.returncode == 2 and "are the same run" in itself.stderr
 
 
 def test_compare_refuses_different_machine_fingerprints(tmp_path):

@@ -249,3 +249,17 @@ def test_gate_pair_prefers_the_configured_baseline_unless_it_is_the_candidate():
     assert gate_pair(runs, points, Baseline("label=baseline", "r1")) == ("r3", "r1", True)
     assert gate_pair(runs, points, Baseline("label=x", None, "no run")) == ("r3", "r2", False)
     assert gate_pair(runs, points, Baseline("latest", "r3")) == ("r3", "r2", False)
+
+
+def test_series_noise_on_the_site_follows_the_gate_rule():
+    """Every other run's median and the A/A pairs count; the two compared runs never do."""
+    from orchestrator.stats import series_noise
+    from reports.comparisons import series_noises
+
+    medians = {"r1": 100.0, "r2": 104.0, "r3": 97.0, "r4": 101.0, "new": 50.0, "old": 200.0}
+    points = pd.DataFrame({"run_id": list(medians), "series_key": "s",
+                           "ops_median": list(medians.values())})
+    pairs = pd.DataFrame({"run_a": ["r1", "old"], "run_b": ["r2", "new"]})
+    noise = series_noises(points, ["s"], ("new", "old"), pairs)["s"]
+    assert noise == pytest.approx(series_noise([100.0, 104.0, 97.0, 101.0], [0.04]))
+    assert series_noises(points, ["s", "t"], ("new", "old"), pairs.iloc[0:0])["t"] == 0.0

@@ -175,7 +175,8 @@ def test_summary_and_gate_compare_with_the_configured_baseline(site: Path) -> No
                      against), "the baseline section counts verdicts over the common series"
     assert "Against the configured baseline" in summary and "<table>" in against
     gate = (site / "gate.html").read_text()
-    assert f"tidemark gate --candidate {candidate}" in gate and "configured baseline" in gate
+    assert f"tidemark gate --baseline label=baseline --candidate {candidate}" in gate
+    assert "configured baseline" in gate
 
 
 def test_a_baseline_that_matches_no_run_is_named_and_a_malformed_one_refused(site: Path) -> None:
