@@ -22,6 +22,7 @@ pytestmark = pytest.mark.engine
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
+LINK = "1.23 [see](javascript:alert(1))"  # Markdown, not HTML: must not become a link
 HOSTILE_RUN = "29991231T235959-bad001"
 CACHE_DIR = Path.home() / ".cache" / "tidemark"  # the real build cache: LevelDB is built once
 HREF = re.compile(r'(?:href|src)="([^"]*)"')
@@ -44,7 +45,7 @@ def add_hostile_run(db: Path) -> None:
     ok = (Metric("ops_per_sec", 1234.0, "ops/s", "higher"), Metric("p50_us", 1.5, "us", "lower"),
           Metric("p99_us", 9.5, "us", "lower"))
     add_stored_run(db, {
-        "run_id": HOSTILE_RUN, "label": f"{SCRIPT} | label",
+        "run_id": HOSTILE_RUN, "label": f"{SCRIPT} | label", "engine_version": LINK,
         "config": {"workload": {"name": SCRIPT}}, "overrides": [f"workload={IMG}"],
         "machine_state": {"before": {"loadavg": [0.1, 0.2, 0.3]}}, "verified": True,
         "notes": [f"note {IMG}"]}, [
@@ -121,6 +122,7 @@ def test_hostile_strings_are_text_everywhere(site: Path) -> None:
         assert SCRIPT not in text, page
         assert IMG not in text, page
         assert "<b>|x</b>" not in text, page
+        assert "javascript:" not in text.replace("[see](javascript:alert(1))", ""), page
         title = re.search(r"<title>(.*?)</title>", text, re.S)
         assert title and "<" not in title.group(1) and ">" not in title.group(1), page
     run_page = (site / "runs" / f"{HOSTILE_RUN}.html").read_text()
