@@ -30,13 +30,8 @@ def _caveat(columns: pd.DataFrame) -> list[Any] | None:
     return [f"⚠ caveat: {', '.join(differing)} differ", *cells, ""]
 
 
-def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
-                    instrumented: set[str], compare: tuple[int, int]) -> Section:
-    frame = with_identity(points)
-    run_ids = (frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"])["run_id"]
-               .tail(HISTORY_COLUMNS).tolist())
-    columns = runs.set_index("run_id").loc[run_ids].reset_index()
-    a, b = run_ids[compare[0]], run_ids[compare[1]]
+def _series_rows(frame: pd.DataFrame, run_ids: list[str], a: str, b: str) -> list[list[Any]]:
+    """One row per series: its median ops/s in each column, then the Δ% from run a to run b."""
     rows = []
     keys = ["engine", "benchmark", "threads", "cache_state", "params_json"]
     for _, group in frame[frame["run_id"].isin(run_ids)].groupby(keys, sort=False):
@@ -47,23 +42,35 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
             if a != b and a in by_run and b in by_run else None
         rows.append([describe(group.iloc[0], ("build_variant",)), *cells,
                      Link(signed_pct(change), point_href(by_run[b], "")) if change is not None else None])
-    rows.sort(key=lambda r: r[0])
+    return sorted(rows, key=lambda r: r[0])
+
+
+def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
+                    instrumented: set[str], compare: tuple[int, int]) -> Section:
+    frame = with_identity(points)
+    run_ids = (frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"])["run_id"]
+               .tail(HISTORY_COLUMNS).tolist())
+    columns = runs.set_index("run_id").loc[run_ids].reset_index()
+    rows = _series_rows(frame, run_ids, run_ids[compare[0]], run_ids[compare[1]])
     caveat = _caveat(columns)
     if caveat:
         rows.append(caveat)
-    header = ["Series (median ops/s)"] + [_column_label(r, instrumented) for _, r in columns.iterrows()]
-    header.append(f"Δ% column {compare[0] % len(run_ids) + 1} → {compare[1] % len(run_ids) + 1}")
     warnings = [f"column {i + 1} ({r['run_id']}) is an instrumented {r['build_variant']} build: "
                 f"its numbers are not comparable with optimized builds"
                 for i, (_, r) in enumerate(columns.iterrows()) if r["build_variant"] in instrumented]
     links = Markup(" · ").join(Markup("[column {}: {}]({})").format(i + 1, r, run_href(r, ""))
                                for i, r in enumerate(run_ids))
+    header = ["Series (median ops/s)"] + [_column_label(r, instrumented) for _, r in columns.iterrows()]
+    if len(run_ids) < 2:  # one run: nothing to compare, so no Δ% column and no pickers
+        return Section(workload, text=links, warnings=warnings, anchor=slug(workload).lower(),
+                       tables=[Table(tuple(header), [row[:-1] for row in rows])])
+    first, last = compare[0] % len(run_ids) + 1, compare[1] % len(run_ids) + 1
+    header.append(f"Δ% column {first} → {last}")
     # assets/tidemark.js turns this into two pickers that recompute the Δ% column in the page.
     picker = Markup('<div class="tm-delta-picker" data-from="{}" data-to="{}"></div>').format(
-        compare[0] % len(run_ids) + 1, compare[1] % len(run_ids) + 1)
+        first, last)
     return Section(workload, text=links + Markup("\n\n") + picker, warnings=warnings,
-                   anchor=slug(workload).lower(),
-                   tables=[Table(tuple(header), rows)])
+                   anchor=slug(workload).lower(), tables=[Table(tuple(header), rows)])
 
 
 def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str],

@@ -35,7 +35,9 @@ PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate
               "percentiles.html",
               "cache-states.html", "scaling.html", "sustained.html", "sweeps.html",
               "variants.html", "workloads/readrandom.html", "machines/index.html",
-              "runs/index.html", "methodology.html", "matrix.html",
+              "runs/index.html", "methodology.html", "matrix.html", "power.html",
+              "statistics/noise.html", "statistics/change-points.html", "statistics/ab.html",
+              "statistics/targets.html",
               f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html")
 
 

@@ -263,3 +263,27 @@ def test_series_noise_on_the_site_follows_the_gate_rule():
     noise = series_noises(points, ["s"], ("new", "old"), pairs)["s"]
     assert noise == pytest.approx(series_noise([100.0, 104.0, 97.0, 101.0], [0.04]))
     assert series_noises(points, ["s", "t"], ("new", "old"), pairs.iloc[0:0])["t"] == 0.0
+
+
+def _history_runs() -> pd.DataFrame:
+    return pd.DataFrame([{"run_id": r, "started_at": pd.Timestamp(f"2026-01-0{day} 10:00", tz="UTC"),
+                          "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",
+                          "compiler_version": "gcc 12.2", "hostname": "vm",
+                          "machine_fingerprint": "ab" * 32} for day, r in enumerate(("r1", "r2", "r3"), 1)])
+
+
+def test_history_compares_first_and_last_column_and_a_single_run_has_no_delta():
+    from reports.history_pages import history_page
+
+    table = history_page(_history_runs(), points_frame(), set()).sections[0].tables[0]
+    assert table.columns[-1] == "Δ% column 1 → 3" and len(table.columns) == 5
+    two = next(row for row in table.rows if "2 thr" in row[0])
+    assert [c.text for c in two[1:4]] == ["100", "110", "99"]
+    assert two[-1].text == "-1.0%" and two[-1].href == "runs/r3.md#inv-0003"
+    one = next(row for row in table.rows if "1 thr" in row[0])
+    assert one[2] is None and one[-1].text == "+20.0%"
+    only = points_frame()[points_frame()["run_id"] == "r1"]
+    section = history_page(_history_runs(), only, set()).sections[0]
+    assert section.tables[0].columns[-1].startswith("2026-01-01")  # no Δ% of a run with itself
+    assert all(len(row) == 2 for row in section.tables[0].rows)
+    assert "tm-delta-picker" not in section.text
