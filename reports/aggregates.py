@@ -100,12 +100,16 @@ def read_intervals(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def read_samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
-    """Headline throughput of every ok measured repetition of the given runs (for comparisons)."""
+    """Headline throughput of every ok measured repetition of the given runs (for comparisons):
+    one value per invocation, ops/s, else items/s (Google Benchmark rows store both)."""
     return con.execute("""
-        SELECT i.run_id, i.series_key, m.value
+        SELECT i.run_id, i.series_key,
+               coalesce(max(m.value) FILTER (WHERE m.name = 'ops_per_sec'),
+                        max(m.value) FILTER (WHERE m.name = 'items_per_second')) AS value
         FROM invocations i JOIN metrics m USING (invocation_id)
         WHERE i.run_id IN (SELECT unnest(?)) AND i.phase = 'measured' AND i.status = 'ok'
           AND m.name IN ('ops_per_sec', 'items_per_second')
+        GROUP BY i.invocation_id, i.run_id, i.series_key, i.seq
         ORDER BY i.run_id, i.seq""", [run_ids]).df()
 
 

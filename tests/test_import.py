@@ -89,3 +89,24 @@ def test_missing_map_and_bad_date_are_one_line(tmp_path):
     assert proc.returncode == 2 and "needs --map" in proc.stderr
     proc = imp(tmp_path, GBENCH, "--format", "gbench_json", "--date", "yesterday", check=False)
     assert proc.returncode == 2 and "--date 'yesterday' is not ISO 8601" in proc.stderr
+
+
+def test_comparison_samples_count_each_gbench_repetition_once(tmp_path):
+    """Google Benchmark rows store items/s twice (items_per_second and its ops_per_sec alias);
+    the samples the summary and Gate page test must still hold one value per repetition."""
+    import duckdb
+
+    from reports.aggregates import read_samples
+
+    imp(tmp_path, GBENCH, "--format", "gbench_json", "--machine", "ci-vm")
+    (run_id,) = query(tmp_path, "SELECT run_id FROM runs")[0]
+    con = duckdb.connect(str(tmp_path / "tidemark.duckdb"), read_only=True)
+    try:
+        samples = read_samples(con, [run_id])
+    finally:
+        con.close()
+    expected = query(tmp_path, """SELECT i.series_key, m.value FROM invocations i
+        JOIN metrics m USING (invocation_id) WHERE i.phase = 'measured' AND i.status = 'ok'
+        AND m.name = 'items_per_second' ORDER BY i.seq""")
+    assert len(expected) == 12  # the capture's ok measured rows that report items/s
+    assert list(zip(samples["series_key"], samples["value"])) == expected
