@@ -152,7 +152,7 @@ class TidemarkConf:
     workload: Optional[WorkloadConf] = None
     suite: Optional[SuiteConf] = None
     threads: int = 1
-    repetitions: int = 3
+    repetitions: int = 5  # conf/tidemark.yaml says why
     warmups: int = 0
     timeout_s: float = 600.0
     results_dir: str = "results"

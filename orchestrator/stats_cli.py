@@ -25,12 +25,23 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="compare even where machine, build, cache, threads or params differ; "
                              "each difference is named")
     parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    parser.add_argument("--config", help="gate config whose alpha, min_effect and noise_k decide "
+                        "verdicts (default conf/gate/default.yaml)")
     parser.add_argument("--min-effect", type=float, help="smallest relative change called, e.g. "
-                        f"0.02 (default {Thresholds.min_effect}; gate: its config)")
-    parser.add_argument("--alpha", type=float, help="significance level of the U test")
+                        "0.02 (default: the gate config's)")
+    parser.add_argument("--alpha", type=float, help="significance level of the U test "
+                        "(default: the gate config's)")
 
 
-def _thresholds(args: argparse.Namespace, base: Thresholds = Thresholds()) -> Thresholds:
+def _gate_conf(args: argparse.Namespace) -> Any:
+    """The gate config: compare, ab, gate and the site share one definition of a change."""
+    from . import gate
+
+    return gate.load_gate_conf(Path(args.config) if args.config else gate.DEFAULT_GATE)
+
+
+def _thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
+    """The gate config's thresholds with --alpha / --min-effect on top."""
     return Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
                       min_effect=base.min_effect if args.min_effect is None else args.min_effect,
                       noise_k=base.noise_k)
@@ -63,8 +74,8 @@ def compare_command(argv: list[str], console: Console) -> None:
     _add_common(parser)
     args = parser.parse_args(argv)
     report = compare_runs(Path(args.db), args.base, args.cand,
-                          tuple(args.metrics or DEFAULT_METRICS), _thresholds(args),
-                          args.allow_different)
+                          tuple(args.metrics or DEFAULT_METRICS),
+                          _thresholds(args, _gate_conf(args).thresholds), args.allow_different)
     _print(report, args.format, console)
 
 
@@ -77,16 +88,16 @@ def gate_command(argv: list[str], console: Console) -> None:
                         "(default: `baseline` in the gate config)")
     parser.add_argument("--candidate", default="latest", help="run id or selector (default latest)")
     parser.add_argument("--db", default=DEFAULT_DB)
-    parser.add_argument("--config", default=str(gate.DEFAULT_GATE), help="gate thresholds (YAML)")
     parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
     parser.add_argument("--summary", help="write a Markdown summary (a PR comment) here")
     _add_common(parser)
     args = parser.parse_args(argv)
-    conf = gate.load_gate_conf(Path(args.config))
+    conf = _gate_conf(args)
     given = _thresholds(args, conf.thresholds)
     baseline = args.baseline or conf.baseline
     if not baseline:
-        raise ConfigError(f"no baseline: pass --baseline SELECTOR or set baseline in {args.config}")
+        raise ConfigError("no baseline: pass --baseline SELECTOR or set baseline in "
+                          f"{args.config or gate.DEFAULT_GATE}")
     conf = dataclasses.replace(conf, metrics=tuple(args.metrics or conf.metrics),
                                alpha=given.alpha, min_effect=given.min_effect,
                                targets=conf.targets or args.targets, baseline=baseline)
@@ -125,6 +136,7 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .compare import DEFAULT_METRICS, compare_runs
 
     args, shared = split_ab_args(argv)
+    thresholds = _thresholds(args, _gate_conf(args).thresholds)  # a bad config fails before running
     sides = []
     for name, own in (("a", args.a), ("b", args.b)):
         overrides = [*shared, *own]
@@ -133,6 +145,5 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     ab = run_ab(sides[0], sides[1], console, args.seed)
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
     report = compare_runs(Path(sides[0].conf.db), ab["run_a"], ab["run_b"],
-                          tuple(args.metrics or DEFAULT_METRICS), _thresholds(args),
-                          allow_different=True)
+                          tuple(args.metrics or DEFAULT_METRICS), thresholds, allow_different=True)
     _print(report, args.format, console)

@@ -39,12 +39,14 @@ def _verdict(rows: list[dict[str, Any]]) -> str:
     return "PASS"
 
 
-def _chosen(baseline: Baseline, configured: bool) -> Markup:
-    """Which baseline the page gates against, and why."""
+def _chosen(baseline: Baseline, configured: bool) -> tuple[Markup, Markup]:
+    """Which baseline the page gates against, and (when not the configured one) why not."""
     if configured:
-        return Markup("the configured baseline <code>{}</code>").format(escape_text(baseline.selector))
-    why = baseline.problem or "the summarized run is the configured baseline itself"
-    return Markup("its previous comparable run ({})").format(escape_text(why))
+        return Markup("the configured baseline <code>{}</code>").format(
+            escape_text(baseline.selector)), Markup("")
+    why = baseline.problem or "The summarized run is the configured baseline itself."
+    return Markup("its previous comparable run"), Markup(
+        " Not the configured baseline: {}").format(escape_text(why))
 
 
 def gate_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> Page:
@@ -53,22 +55,23 @@ def gate_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> Pag
     thresholds, same noise rule), with the command that gates CI on it."""
     new_id, old_id, configured = gate_pair(runs, evidence.points, baseline)
     if old_id is None:
-        why = "the summarized run is the configured baseline itself" \
+        why = "The summarized run is the configured baseline itself." \
             if baseline.run_id == new_id else baseline.problem
-        return Page("Gate", Markup("Nothing to gate: no earlier comparable run, and {}").format(
-            escape_text(why)), [])
+        return Page("Gate", Markup("Nothing to gate: no earlier comparable run. Configured "
+                                   "baseline: {}").format(escape_text(why)), [])
     rows = comparison_rows(evidence, new_id, old_id)
     verdict = _verdict(rows)
     command = shlex.join(["tidemark", "gate", "--baseline",
                           baseline.selector if configured else old_id, "--candidate", new_id])
+    chosen, why_not = _chosen(baseline, configured)
     intro = Markup(
-        "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
+        "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common.{} A "
         "series fails when its ops/s is slower by more than its threshold, max(minimum effect, "
         "k × noise), with the U test and the bootstrap CI agreeing. In CI: <code>{}</code> exits "
         "0 on pass, 1 on a regression, 2 when it cannot tell (not comparable, too few "
         "repetitions); it also checks the other metrics and targets the gate config names.").format(
         escape_text(new_id), run_href(new_id, ""), escape_text(old_id), run_href(old_id, ""),
-        _chosen(baseline, configured), verdict, len(rows), escape_text(command))
+        chosen, verdict, len(rows), why_not, escape_text(command))
     table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
                    "p (U test)", "Threshold", "Gate"), [_gate_row(r) for r in rows],
                   (False, False, True, True, True, True, True, False))

@@ -192,7 +192,7 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     mkdocs.yml; returns the config's path."""
     configs = load_configs(CONF_DIR, SITE_SPEED)
     docs = _fresh_docs(out)
-    stats_nav = start_stats_pages(docs, db, results.points)  # runs alongside the pages below
+    stats_nav = start_stats_pages(docs, db, results.points, results.gate.thresholds)  # runs alongside the pages below
     env = render.environment()
     render.write_page(env, "index.md.j2", docs / "index.md",
                       page=home_page(results.runs, results.points))

@@ -10,6 +10,7 @@ import pandas as pd
 
 from orchestrator.compare import Report, compare_runs
 from orchestrator.errors import UserError
+from orchestrator.stats import Thresholds
 from orchestrator.store import connect
 
 from . import comparisons
@@ -66,7 +67,7 @@ def aa_changes(points: pd.DataFrame, pairs: list[AbPair]) -> dict[str, list[floa
     return comparisons.aa_changes(points, same)
 
 
-def read_stats(db: Path, points: pd.DataFrame) -> StatsData:
+def read_stats(db: Path, points: pd.DataFrame, thresholds: Thresholds) -> StatsData:
     con = connect(db, read_only=True)
     try:
         rows, declarations = _ab_rows(con), _declarations(con)
@@ -76,7 +77,7 @@ def read_stats(db: Path, points: pd.DataFrame) -> StatsData:
     for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule in rows:
         report, error = None, ""
         try:
-            report = compare_runs(db, run_a, run_b, allow_different=True)
+            report = compare_runs(db, run_a, run_b, thresholds=thresholds, allow_different=True)
         except UserError as exc:  # a pair whose runs failed is shown with why, not dropped
             error = str(exc)
         pairs.append(AbPair(ab_id, run_a, run_b, seed, bool(same), json.loads(over_a or "[]"),

@@ -40,9 +40,10 @@ def _within_cv(group: pd.DataFrame) -> float:
     return float(cvs.median()) if len(cvs) else float("nan")
 
 
-def noise_page(points: pd.DataFrame, aa: dict[str, list[float]], base: str = "../") -> Page:
-    """Each series' noise: spread of run medians, spread within a run, A/A changes, threshold."""
-    thresholds = Thresholds()
+def noise_page(points: pd.DataFrame, aa: dict[str, list[float]], thresholds: Thresholds,
+               base: str = "../") -> Page:
+    """Each series' noise: spread of run medians, spread within a run, A/A changes, and the
+    threshold a change must beat with `thresholds` (the gate config's)."""
     rows = []
     for key, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
         last = group.iloc[-1]

@@ -9,6 +9,8 @@ from typing import Any, Callable
 import jinja2
 import pandas as pd
 
+from orchestrator.stats import Thresholds
+
 from . import render
 from .stats_data import read_stats
 from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
@@ -16,11 +18,11 @@ from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
 PAGES = ("noise", "change-points", "ab", "targets")
 
 
-def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path,
-                      points: pd.DataFrame) -> list[dict[str, Any]]:
-    """statistics/*.md; returns their nav entries."""
-    data = read_stats(db, points)
-    pages = {"noise": noise_page(points, data.aa_changes),
+def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.DataFrame,
+                      thresholds: Thresholds) -> list[dict[str, Any]]:
+    """statistics/*.md (verdicts with the gate config's thresholds); returns their nav entries."""
+    data = read_stats(db, points, thresholds)
+    pages = {"noise": noise_page(points, data.aa_changes, thresholds),
              "change-points": changepoints_page(points),
              "ab": ab_page(data), "targets": targets_page(points, data)}
     nav = []
@@ -31,7 +33,8 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path,
     return nav
 
 
-def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame) -> Callable[[], list[dict[str, Any]]]:
+def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame,
+                      thresholds: Thresholds) -> Callable[[], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller writes the other pages
     (change-point detection is the slowest page on a long history; this machine has 2 cores).
     Returns a function that waits for the child and gives the nav entries (or raises its error)."""
@@ -40,7 +43,8 @@ def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame) -> Callable[[]
 
     def child() -> None:
         try:
-            sender.send(("ok", write_stats_pages(render.environment(), docs, db, points)))
+            pages = write_stats_pages(render.environment(), docs, db, points, thresholds)
+            sender.send(("ok", pages))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
             try:
                 sender.send(("error", error))  # a UserError stays one for the CLI

@@ -113,5 +113,6 @@ def summary_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> 
         Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
         ".<br>Verdicts come from `orchestrator.stats`: a Mann–Whitney U test on the repetitions, "
         "a bootstrap 95 % CI of the ratio of medians, and a threshold of max(minimum effect, "
-        "k × the series' noise measured over its earlier runs); all three must agree.")
+        "k × the series' noise: the spread of its medians in the other runs and its A/A pairs); "
+        "all three must agree.")
     return Page("Executive summary", intro, [previous, base_section])

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.engine
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rocksdb")
-    tidemark(tmp, "run", "suite=tiny")
-    tidemark(tmp, "run", "suite=tiny")
+    tidemark(tmp, "run", "suite=tiny", "repetitions=3")
+    tidemark(tmp, "run", "suite=tiny", "repetitions=3")
     return tmp
 
 

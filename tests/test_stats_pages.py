@@ -35,9 +35,12 @@ def test_change_point_page_names_the_runs_and_versions_on_either_side():
 
 
 def test_noise_page_shows_spread_and_aa_and_the_threshold():
-    page = noise_page(points([100.0, 102, 98, 100], ["1.23"] * 4), {"k": [0.03, -0.01]})
+    page = noise_page(points([100.0, 102, 98, 100], ["1.23"] * 4), {"k": [0.03, -0.01]},
+                      Thresholds(min_effect=0.05))
     row = page.sections[0].tables[0].rows[0]
-    assert row[1:] == [4, "1.5%", "2.0%", 2, "3.0%", "2.0%", "4.0%"]
+    # threshold = max(5 % minimum effect of the given thresholds, 2 × 2.0 % noise)
+    assert row[1:] == [4, "1.5%", "2.0%", 2, "3.0%", "2.0%", "5.0%"]
+    assert "max(5% minimum effect" in page.intro
 
 
 def test_ab_page_links_medians_to_their_runs_and_names_differences():
