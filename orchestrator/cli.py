@@ -140,7 +140,7 @@ def site_command(argv: list[str]) -> None:
         gate = dataclasses.replace(gate, baseline=args.baseline)
     times = BuildTimes()
     index = build_site(Path(args.db), Path(args.out), gate, times)
-    console.print(f"site: {index} ({times.summary()})", soft_wrap=True)
+    console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
 def label_command(argv: list[str]) -> None:
@@ -191,11 +191,11 @@ def import_command(argv: list[str]) -> None:
                       workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
     run_id, added, batch = import_file(args.file, meta, args.db, args.map, args.threads)
     if not added:
-        console.print(f"already imported as run {run_id}; nothing added to {args.db}")
+        console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
         return
     assert batch is not None
     console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
-                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True)
+                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)
 
 
 def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:

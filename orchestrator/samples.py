@@ -25,7 +25,7 @@ SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
 
 
 class SelectorError(UserError):
-    """A run selector matches no run."""
+    """A run selector is malformed or matches no run."""
 
 
 @dataclass(frozen=True)

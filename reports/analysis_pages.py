@@ -115,7 +115,8 @@ def sustained_page(windows: pd.DataFrame, intervals: pd.DataFrame) -> Page:
                                      "t": points["t"].tolist(), "qps": points["value"].tolist()}],
                                    f"drift-{index}") if len(points) else ""
         text = Markup("Newest run [{}]({}): drift of the windowed p50 from the first to the last "
-                      "window **{}**.").format(newest["run_id"], href, signed_pct(drift_pct(first)))
+                      "window **{}**.").format(escape_text(newest["run_id"]), href,
+                                               signed_pct(drift_pct(first)))
         tables = [Table(("Window", "Seconds", "Intervals", "p50 ops/s", "p95 ops/s", "min ops/s"),
                         window_rows(first, href), (False, False, True, True, True, True)),
                   Table(("Run", "Started", "Engine", "Drift %"), _history_rows(series),

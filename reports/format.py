@@ -44,11 +44,15 @@ def num(value: Any, digits: int = 0) -> str:
     return f"{float(value):,.{digits}f}"
 
 
-def latency(value: Any) -> str:
+def latency_digits(value: float) -> int:
     """Microseconds: two decimals below 100 µs, whole numbers above."""
+    return 0 if abs(value) >= 100 else 2
+
+
+def latency(value: Any) -> str:
     if is_missing(value):
         return MISSING
-    return num(value, 0 if abs(value) >= 100 else 2)
+    return num(value, latency_digits(value))
 
 
 def signed_pct(value: float | None) -> str:

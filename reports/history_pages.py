@@ -6,7 +6,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from .format import Link, date, signed_pct, slug
+from .format import Link, date, escape_text, signed_pct, slug
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, describe, linked, point_href, with_identity
 
@@ -58,7 +58,8 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
     warnings = [f"column {i + 1} ({r['run_id']}) is an instrumented {r['build_variant']} build: "
                 f"its numbers are not comparable with optimized builds"
                 for i, (_, r) in enumerate(columns.iterrows()) if r["build_variant"] in instrumented]
-    links = Markup(" · ").join(Markup("[column {}: {}]({})").format(i + 1, r, run_href(r, ""))
+    links = Markup(" · ").join(Markup("[column {}: {}]({})").format(i + 1, escape_text(r),
+                                                                    run_href(r, ""))
                                for i, r in enumerate(run_ids))
     header = ["Series (median ops/s)"] + [_column_label(r, instrumented) for _, r in columns.iterrows()]
     if len(run_ids) < 2:  # one run: nothing to compare, so no Δ% column and no pickers

@@ -68,12 +68,6 @@ def mkdocs_building(config: Path) -> Iterator[None]:
                         f"; run 'mkdocs build -f {config}' to see the full output")
 
 
-def mkdocs_build(config: Path) -> None:
-    """`mkdocs build` with nothing to do alongside it."""
-    with mkdocs_building(config):
-        pass
-
-
 def _first_error(output: str) -> str:
     """MkDocs prints 'ERROR   -  reason' lines, then a generic 'Aborted ...' line."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 from markupsafe import Markup, escape
 
-from .format import MISSING, anchor, cpu_ranges
+from .format import MISSING, anchor, cpu_ranges, latency_digits
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
           "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %")
@@ -27,8 +27,8 @@ def number_column(values: Iterable[Any], digits: int = 0) -> list[str]:
 
 
 def latency_column(values: Iterable[Any]) -> list[str]:
-    """`format.latency` over a column of floats: two decimals below 100 µs."""
-    return [MISSING if v != v else format(v, ",.0f" if abs(v) >= 100 else ",.2f") for v in values]
+    """`format.latency` over a column of floats."""
+    return [MISSING if v != v else format(v, f",.{latency_digits(v)}f") for v in values]
 
 
 def text_column(values: Iterable[Any], fmt: Callable[[Any], str] = str) -> list[str]:

@@ -2,7 +2,8 @@
 
 One template (`sections.md.j2`) renders every page built from these, so each page builder only
 decides what goes in which cell. Cells are text or `format.Link`; the template escapes them all.
-`text` fields are Markup written by the builders themselves (never data from the database).
+`text` fields are Markup the builders write; any database string in them goes through
+`format.escape_text` first.
 """
 from __future__ import annotations
 

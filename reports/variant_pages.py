@@ -70,13 +70,13 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
             for _, p in newest.iterrows()]
     warnings, prev_text = [], "no earlier run swept this"
     if previous is not None and previous["k"] is not None and k is not None:
-        prev_text = f"{previous['k']:.3f} in run {previous['run_id']}"
+        prev_text = escape_text(f"{previous['k']:.3f} in run {previous['run_id']}")
         if abs(k - previous["k"]) > EXPONENT_TOLERANCE:
             warnings.append(f"the exponent moved from {previous['k']:.3f} to {k:.3f} "
                             f"(|Δ| > {EXPONENT_TOLERANCE}): throughput now scales differently "
                             f"with {param}")
     text = Markup("Run [{}]({}) · fitted exponent **k = {}** (ops/s ∝ {}<sup>k</sup>) · "
-                  "previous: {}").format(newest_id, run_href(newest_id, ""),
+                  "previous: {}").format(escape_text(newest_id), run_href(newest_id, ""),
                                          MISSING if k is None else f"{k:.3f}", param, prev_text)
     curves = [{"label": f"run {r}", "x": s.sort_values("x")["x"].tolist(),
                "y": s.sort_values("x")["ops_median"].tolist()}

@@ -14,7 +14,7 @@ from orchestrator.gate import GateConf
 from orchestrator.record import Invocation, Metric
 from orchestrator.store import Store
 from reports.format import slug
-from reports.render import mkdocs_build
+from reports.render import mkdocs_building
 from reports.site import build_site
 from tests.e2e import TIDEMARK, add_stored_run, tidemark
 
@@ -157,7 +157,8 @@ def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
     config = tmp_path / "mkdocs.yml"
     config.write_text("site_name: x\ntheme:\n  name: no-such-theme\n")
     with pytest.raises(UserError, match="mkdocs build failed") as caught:
-        mkdocs_build(config)
+        with mkdocs_building(config):
+            pass
     assert "\n" not in str(caught.value)
 
 
