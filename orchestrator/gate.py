@@ -31,13 +31,14 @@ class GateConf:
     alpha: float = 0.05
     min_effect: float = 0.02
     noise_k: float = 2.0
+    unmeasured_noise: float = 0.03
     targets: bool = False
     # A run selector (samples.parse_selector): what `tidemark gate` and the site compare with.
     baseline: str = ""
 
     @property
     def thresholds(self) -> Thresholds:
-        return Thresholds(self.alpha, self.min_effect, self.noise_k)
+        return Thresholds(self.alpha, self.min_effect, self.noise_k, self.unmeasured_noise)
 
 
 @dataclass(frozen=True)

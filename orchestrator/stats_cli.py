@@ -44,7 +44,7 @@ def _thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
     """The gate config's thresholds with --alpha / --min-effect on top."""
     return Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
                       min_effect=base.min_effect if args.min_effect is None else args.min_effect,
-                      noise_k=base.noise_k)
+                      noise_k=base.noise_k, unmeasured_noise=base.unmeasured_noise)
 
 
 def _print(report: Any, fmt: str, console: Console) -> None:

@@ -59,7 +59,8 @@ def noise_page(points: pd.DataFrame, aa: dict[str, list[float]], thresholds: Thr
     intro = Markup(
         "Noise is what a change must beat. <b>Spread of run medians</b> is 1.4826 × MAD / median "
         "of the series' per-run ops/s medians (from 3 runs on); <b>A/A</b> are `tidemark ab` pairs "
-        "that ran one build on both sides. A series' noise is the larger of the two; "
+        "that ran one build on both sides. A series' noise is the larger of the two (– while "
+        f"neither is measured: then {thresholds.unmeasured_noise:.0%} is assumed); "
         f"`compare`, `ab` and `gate` call a change only above max({thresholds.min_effect:.0%} minimum "
         f"effect, {thresholds.noise_k:g} × noise). Spread within a run is shown for context: a "
         "median of repetitions already averages it.")

@@ -79,7 +79,18 @@ def test_series_noise_from_run_medians_and_aa():
     assert robust_cv([100, 102, 98]) == pytest.approx(1.4826 * 2 / 100)
     assert series_noise([100, 102, 98]) == pytest.approx(0.029652)
     assert series_noise([100, 102], aa_changes=[0.01, -0.03, 0.02]) == pytest.approx(0.02)
-    assert series_noise([]) == 0.0
+    assert math.isnan(series_noise([])) and math.isnan(series_noise([100, 102]))
+
+
+def test_unmeasured_noise_sets_the_threshold_until_the_series_has_history():
+    t = Thresholds(min_effect=0.02, noise_k=2.0, unmeasured_noise=0.03)
+    assert effective_threshold(t, math.nan) == pytest.approx(0.06)
+    assert effective_threshold(t, 0.005) == pytest.approx(0.02)  # measured and quiet
+    assert effective_threshold(Thresholds(min_effect=0.02), math.nan) == pytest.approx(0.02)
+    base = [100.0, 101, 99, 100.5, 99.5, 100.2]
+    cand = [96.0, 96.5, 95.5, 96.2, 95.8, 96.1]  # 4% slower in one run: drift or a change?
+    assert compare_samples(base, cand, HIGHER, t, noise=math.nan).verdict == NO_CHANGE
+    assert compare_samples(base, cand, HIGHER, t, noise=0.005).verdict == SLOWER
 
 
 def test_geometric_mean_and_direction():
