@@ -25,8 +25,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="compare even where machine, build, cache, threads or params differ; "
                              "each difference is named")
     parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
-    parser.add_argument("--config", help="gate config whose alpha, min_effect and noise_k decide "
-                        "verdicts (default conf/gate/default.yaml)")
+    parser.add_argument("--config", help="gate config whose alpha, min_effect, noise_k and "
+                        "unmeasured_noise decide verdicts (default conf/gate/default.yaml)")
     parser.add_argument("--min-effect", type=float, help="smallest relative change called, e.g. "
                         "0.02 (default: the gate config's)")
     parser.add_argument("--alpha", type=float, help="significance level of the U test "
