@@ -11,6 +11,8 @@ import json
 import duckdb
 import pandas as pd
 
+from .queries import HEADLINE_OPS
+
 # Intervals per window of a sustained run's throughput time series.
 WINDOW_INTERVALS = 5
 
@@ -100,12 +102,10 @@ def read_intervals(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def read_samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
-    """Headline throughput of every ok measured repetition of the given runs (for comparisons):
-    one value per invocation, ops/s, else items/s (Google Benchmark rows store both)."""
-    return con.execute("""
-        SELECT i.run_id, i.series_key,
-               coalesce(max(m.value) FILTER (WHERE m.name = 'ops_per_sec'),
-                        max(m.value) FILTER (WHERE m.name = 'items_per_second')) AS value
+    """Headline throughput (queries.HEADLINE_OPS) of every ok measured repetition of the given
+    runs, one value per invocation (for comparisons)."""
+    return con.execute(f"""
+        SELECT i.run_id, i.series_key, {HEADLINE_OPS} AS value
         FROM invocations i JOIN metrics m USING (invocation_id)
         WHERE i.run_id IN (SELECT unnest(?)) AND i.phase = 'measured' AND i.status = 'ok'
           AND m.name IN ('ops_per_sec', 'items_per_second')

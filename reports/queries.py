@@ -14,12 +14,15 @@ import pandas as pd
 from orchestrator.errors import UserError
 from orchestrator.store import connect
 
+# The headline throughput of one invocation (an aggregate over its metrics rows): db_bench's
+# ops/s, else Google Benchmark's items/s (whose rows store both, so never count both).
+HEADLINE_OPS = """coalesce(max(value) FILTER (WHERE name = 'ops_per_sec'),
+                    max(value) FILTER (WHERE name = 'items_per_second'))"""
+
 # One row per invocation with the metrics the pages show, pivoted in DuckDB.
-_METRICS_WIDE = """
+_METRICS_WIDE = f"""
     SELECT invocation_id,
-           -- The headline throughput: db_bench's ops/s, else Google Benchmark's items/s.
-           coalesce(max(value) FILTER (WHERE name = 'ops_per_sec'),
-                    max(value) FILTER (WHERE name = 'items_per_second')) AS ops,
+           {HEADLINE_OPS} AS ops,
            max(value) FILTER (WHERE name = 'p50_us') AS p50,
            max(value) FILTER (WHERE name = 'p95_us') AS p95,
            max(value) FILTER (WHERE name = 'p99_us') AS p99,
