@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from orchestrator.stats import SLOWER, compare_samples  # noqa: E402
+from orchestrator.analysis.stats import SLOWER, compare_samples  # noqa: E402
 
 TIDEMARK = str(Path(sys.executable).parent / "tidemark")
 REPO = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def page(cal: dict, results: dict, args: argparse.Namespace, started: str, secon
               "## Exactly known slowdowns on real noise", "",
               "The planted sizes above are only known as well as their calibration. As a cross-check "
               "with exact sizes, each real A/A trial's side B samples are scaled by (1 − δ) and "
-              "compared with the same statistics (orchestrator/stats.py):", "",
+              "compared with the same statistics (orchestrator/analysis/stats.py):", "",
               "| injected slowdown | A/A trials | called slower |", "| --- | ---: | ---: |"]
     for name, hits in injected_power(aa).items():
         lines.append(f"| {name} | {len(aa)} | {hits} ({hits / len(aa):.0%}) |")

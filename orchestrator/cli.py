@@ -144,7 +144,7 @@ def site_command(argv: list[str]) -> None:
 
 
 def label_command(argv: list[str]) -> None:
-    from .samples import resolve_run
+    from .store.reads import resolve_run
     from .store import Store, connect
 
     parser = argparse.ArgumentParser(prog="tidemark label", description=(

@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
-from .compare import Report, Row
-from .stats import FASTER, SLOWER
+from .analysis.compare import Report, Row
+from .analysis.stats import FASTER, SLOWER
 
 MARK = {FASTER: "✅ faster", SLOWER: "❌ slower"}
 
@@ -66,7 +66,7 @@ def rich_table(report: Report) -> Table:
 
 def footer_lines(report: Report) -> list[str]:
     lines = [f"different (allowed): {d}" for d in report.differences]
-    lines += [f"note: {n}" for n in report.notes]
+    lines += [f"differs (named, compared anyway): {n}" for n in report.named]
     lines += [f"only in base: {x}" for x in report.only_base]
     lines += [f"only in candidate: {x}" for x in report.only_cand]
     return lines

@@ -23,3 +23,11 @@ class StoreError(UserError):
 
 class EngineOutputError(UserError):
     """Engine output did not parse; the invocation becomes a failed record, never a crash."""
+
+
+class SelectorError(UserError):
+    """A run selector is malformed or matches no run."""
+
+
+class NotComparableError(UserError):
+    """Baseline and candidate share no series, or differ where the user did not allow it."""

@@ -86,7 +86,7 @@ def _identity(engine: str, workload: str, row_name: str, params: dict, threads: 
               machine: str) -> dict[str, Any]:
     return {"engine": engine, "workload": workload, "benchmark": row_name, "params": params,
             "threads": threads, "cache_state": "", "build_variant": IMPORTED_VARIANT,
-            "compiler_version": "", "cmake_flags": [], "machine_fingerprint": machine}
+            "machine_fingerprint": machine}
 
 
 def _invocation(run_id: str, seq: int, row: ResultRow, workload: str, key: str,

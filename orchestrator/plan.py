@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .analysis.identity import series_key  # noqa: F401  (re-exported: plan names series)
 from .errors import ConfigError
 from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
 
@@ -219,17 +220,13 @@ def make_plan(cfg: TidemarkConf) -> RunPlan:
                    steps=tuple(steps), caches=caches)
 
 
-def series_identity(engine: str, step: Step, build_variant: str, compiler_version: str,
-                    cmake_flags: tuple[str, ...], machine_fingerprint: str) -> dict[str, Any]:
-    """What must match for two invocations to be comparable; the engine version never does."""
+def series_identity(engine: str, step: Step, build_variant: str,
+                    machine_fingerprint: str) -> dict[str, Any]:
+    """What must match for two invocations to be one series (analysis.identity.SERIES_KEYS);
+    the engine version, compiler and flags are named on comparisons, never part of it."""
     return {"engine": engine, "workload": step.workload, "benchmark": step.benchmark,
             "params": step.params_dict, "threads": step.threads, "cache_state": step.cache_state,
-            "build_variant": build_variant, "compiler_version": compiler_version,
-            "cmake_flags": list(cmake_flags), "machine_fingerprint": machine_fingerprint}
-
-
-def series_key(identity: dict[str, Any]) -> str:
-    return short_hash(identity, 16)
+            "build_variant": build_variant, "machine_fingerprint": machine_fingerprint}
 
 
 def residency_violation(pct: float, min_pct: float | None, max_pct: float | None) -> str:

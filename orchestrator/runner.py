@@ -181,9 +181,7 @@ def run_step(ctx: RunContext, step: Step) -> Invocation:
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
-    return series_identity(ctx.plan.engine, step, ctx.plan.build_variant,
-                           ctx.build.compiler_version, ctx.build.cmake_flags,
-                           ctx.machine_fingerprint)
+    return series_identity(ctx.plan.engine, step, ctx.plan.build_variant, ctx.machine_fingerprint)
 
 
 def _invocation(ctx: RunContext, step: Step, status: str, error: str,

@@ -11,8 +11,11 @@ from typing import Any, Callable
 
 from rich.console import Console
 
+from .analysis.partner import Partner
+from .analysis.stats import Thresholds
 from .errors import ConfigError
-from .stats import Thresholds
+from .store import connect
+from .store.reads import resolve_run
 
 ComposeFn = Callable[[list[str]], tuple[Any, dict[str, Any]]]  # overrides → (TidemarkConf, dict)
 DEFAULT_DB = "results/tidemark.duckdb"
@@ -63,7 +66,7 @@ def _print(report: Any, fmt: str, console: Console) -> None:
 
 
 def compare_command(argv: list[str], console: Console) -> None:
-    from .compare import DEFAULT_METRICS, compare_runs
+    from .verdicts import compare_runs
 
     parser = argparse.ArgumentParser(prog="tidemark compare", description=(
         "Compare two runs series by series. BASE and CAND are run ids or selectors: latest, "
@@ -73,19 +76,27 @@ def compare_command(argv: list[str], console: Console) -> None:
     parser.add_argument("--db", default=DEFAULT_DB)
     _add_common(parser)
     args = parser.parse_args(argv)
-    report = compare_runs(Path(args.db), args.base, args.cand,
-                          tuple(args.metrics or DEFAULT_METRICS),
-                          _thresholds(args, _gate_conf(args).thresholds), args.allow_different)
+    conf = _gate_conf(args)
+    con = connect(Path(args.db), read_only=True)
+    try:
+        report = compare_runs(con, resolve_run(con, args.base), resolve_run(con, args.cand),
+                              tuple(args.metrics or conf.metrics),
+                              _thresholds(args, conf.thresholds), args.allow_different)
+    finally:
+        con.close()
     _print(report, args.format, console)
 
 
 def gate_command(argv: list[str], console: Console) -> None:
     from . import gate
+    from .verdicts import gate_runs, partner_of
 
     parser = argparse.ArgumentParser(prog="tidemark gate", description=(
-        "Exit 0 pass, 1 regression, 2 not comparable / not enough data / usage error."))
-    parser.add_argument("--baseline", help="run id or selector of the baseline "
-                        "(default: `baseline` in the gate config)")
+        "Exit 0 pass, 1 regression, 2 cannot tell (not comparable, too few repetitions, missing "
+        "series, failed invocations, a candidate run that did not end ok) or a usage error."))
+    parser.add_argument("--baseline", help="run id or selector of the baseline (default: "
+                        "`baseline` in the gate config, else the candidate's previous "
+                        "comparable run)")
     parser.add_argument("--candidate", default="latest", help="run id or selector (default latest)")
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
@@ -94,22 +105,28 @@ def gate_command(argv: list[str], console: Console) -> None:
     args = parser.parse_args(argv)
     conf = _gate_conf(args)
     given = _thresholds(args, conf.thresholds)
-    baseline = args.baseline or conf.baseline
-    if not baseline:
-        raise ConfigError("no baseline: pass --baseline SELECTOR or set baseline in "
-                          f"{args.config or gate.DEFAULT_GATE}")
     conf = dataclasses.replace(conf, metrics=tuple(args.metrics or conf.metrics),
                                alpha=given.alpha, min_effect=given.min_effect,
-                               targets=conf.targets or args.targets, baseline=baseline)
-    result = gate.run_gate(Path(args.db), baseline, args.candidate, conf, args.allow_different)
+                               targets=conf.targets or args.targets)
+    con = connect(Path(args.db), read_only=True)
+    try:
+        cand_id = resolve_run(con, args.candidate)
+        partner = Partner(resolve_run(con, args.baseline), True) if args.baseline else \
+            partner_of(con, cand_id, conf.baseline)
+        result = gate_runs(con, partner, cand_id, conf, args.allow_different)
+    finally:
+        con.close()
+    if not partner.configured:
+        console.print(f"baseline: {partner.why}", markup=False)
     _print(result.report, args.format, console)
     for target in result.targets:
-        console.print(f"target {target.workload}: {target.target} → {target.status}")
+        console.print(f"target {target.series}: {target.target} → {target.status}", markup=False)
     if args.summary:
         Path(args.summary).write_text(gate.summary_markdown(result))
-    word = {0: "pass", 1: "REGRESSION", 2: "cannot tell"}[result.code]
-    console.print(f"gate: {word}" + "".join(f"\n  {r}" for r in result.reasons))
-    raise SystemExit(result.code)
+    decision = result.decision
+    console.print(f"gate: {decision.word.upper() if decision.code == 1 else decision.word}" +
+                  "".join(f"\n  {r}" for r in decision.reasons), markup=False)
+    raise SystemExit(decision.code)
 
 
 def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -133,10 +150,11 @@ def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .ab import Side, run_ab
-    from .compare import DEFAULT_METRICS, compare_runs
+    from .verdicts import compare_runs
 
     args, shared = split_ab_args(argv)
-    thresholds = _thresholds(args, _gate_conf(args).thresholds)  # a bad config fails before running
+    conf = _gate_conf(args)  # a bad config fails before running
+    thresholds = _thresholds(args, conf.thresholds)
     sides = []
     for name, own in (("a", args.a), ("b", args.b)):
         overrides = [*shared, *own]
@@ -144,6 +162,10 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
         sides.append(Side(name, conf, overrides, config))
     ab = run_ab(sides[0], sides[1], console, args.seed)
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
-    report = compare_runs(Path(sides[0].conf.db), ab["run_a"], ab["run_b"],
-                          tuple(args.metrics or DEFAULT_METRICS), thresholds, allow_different=True)
+    con = connect(Path(sides[0].conf.db), read_only=True)
+    try:
+        report = compare_runs(con, ab["run_a"], ab["run_b"], tuple(args.metrics or conf.metrics),
+                              thresholds, allow_different=True)
+    finally:
+        con.close()
     _print(report, args.format, console)

@@ -2,7 +2,7 @@
 
 Per-run-and-series figures come from `queries.read_points`; this module adds what is keyed
 otherwise: machines, page-cache residency per machine × workload × cache state, windows of
-interval throughput (sustained runs), and tables other modules may add (noise figures).
+interval throughput (sustained runs).
 """
 from __future__ import annotations
 
@@ -99,32 +99,3 @@ def read_windows(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 def read_intervals(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return con.execute(_INTERVALS).df()
-
-
-def read_samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
-    """Headline throughput (queries.HEADLINE_OPS) of every ok measured repetition of the given
-    runs, one value per invocation (for comparisons)."""
-    return con.execute(f"""
-        SELECT i.run_id, i.series_key, {HEADLINE_OPS} AS value
-        FROM invocations i JOIN metrics m USING (invocation_id)
-        WHERE i.run_id IN (SELECT unnest(?)) AND i.phase = 'measured' AND i.status = 'ok'
-          AND m.name IN ('ops_per_sec', 'items_per_second')
-        GROUP BY i.invocation_id, i.run_id, i.series_key, i.seq
-        ORDER BY i.run_id, i.seq""", [run_ids]).df()
-
-
-def read_aa_pairs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """run_a, run_b of every `tidemark ab` job that ran one build on both sides (A/A)."""
-    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "ab_pairs" not in tables:
-        return pd.DataFrame({"run_a": pd.Series(dtype=str), "run_b": pd.Series(dtype=str)})
-    return con.execute("SELECT run_a, run_b FROM ab_pairs WHERE same_build").df()
-
-
-def read_optional_table(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> pd.DataFrame | None:
-    """The first of `names` that exists (tables other parts of Tidemark may add), else None."""
-    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    for name in names:
-        if name in tables:
-            return con.execute(f'SELECT * FROM "{name}" LIMIT 500').df()
-    return None

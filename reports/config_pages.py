@@ -93,23 +93,12 @@ def cache_rows(caches: dict[str, dict[str, Any]]) -> list[list[Any]]:
             for name, c in sorted(caches.items())]
 
 
-def methodology_context(configs: Configs, noise: pd.DataFrame | None,
-                        gate: GateConf) -> dict[str, Any]:
+def methodology_context(configs: Configs, noise: Table, gate: GateConf) -> dict[str, Any]:
     """Tables for methodology.md.j2: workloads, cache states, builds, noise, site speed, and the
     gate config's thresholds and baseline."""
     workloads = [[name, wl.get("benchmark", ""), " → ".join(wl.get("setup") or []) or "none",
                   wl.get("description", "")] for name, wl in sorted(configs.workloads.items())]
     builds = [[name, b.get("description", ""), "yes ⚠" if b.get("instrumented") else "no"]
               for name, b in sorted(configs.builds.items())]
-    noise_table = None
-    if noise is not None and not noise.empty:
-        noise_table = {"columns": [str(c) for c in noise.columns],
-                       "rows": [[_plain(v) for v in row] for row in noise.itertuples(index=False)]}
     return {"workloads": workloads, "caches": cache_rows(configs.caches), "builds": builds,
-            "noise": noise_table, "speed": configs.site_speed, "anchor": slug, "gate": gate}
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.4g}"
-    return str(value)
+            "noise": noise if noise.rows else None, "speed": configs.site_speed, "anchor": slug, "gate": gate}

@@ -196,8 +196,31 @@ def chart_series(points: pd.DataFrame) -> list[dict[str, Any]]:
     return sorted(series_list, key=lambda s: s["label"])
 
 
-def workload_page(workload: str, points: pd.DataFrame) -> dict[str, Any]:
-    """The latest run's points of one workload, its trend table and the chart's data."""
+def latest_verdicts(latest: pd.DataFrame, comparison: Any) -> dict[str, Any]:
+    """The latest run's verdicts on this workload's series, as the analysis core gave them
+    against its previous comparable run (the Summary's comparison when it is the summarized run)."""
+    if comparison is None or comparison.report is None:
+        return {"partner": None, "problem": comparison.problem if comparison else "", "rows": []}
+    labels = {p["series_key"]: p for _, p in latest.iterrows()}
+    base_id = comparison.report.base["run_id"]
+    rows = []
+    for row in comparison.report.rows:
+        point = labels.get(row.series_key)
+        if point is None:
+            continue
+        c = row.comparison
+        rows.append({"label": series_label(point),
+                     "change": Link(MISSING if c.ratio != c.ratio else f"{c.change_pct:+.1f}%",
+                                    f"{run_href(point['run_id'], '../')}#{anchor(point['first_seq'])}"),
+                     "threshold": f"{c.threshold * 100:.1f}%", "verdict": c.verdict})
+    return {"partner": Link(base_id, run_href(base_id, "../")), "problem": "",
+            "rows": sorted(rows, key=lambda r: r["label"])}
+
+
+def workload_page(workload: str, points: pd.DataFrame,
+                  comparisons: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The latest run's points of one workload, its verdicts against its previous comparable
+    run (`comparisons`: run → reports.comparisons.Comparison), its trend table and chart data."""
     mine = points[points["workload"] == workload]
     latest_id = _trend_columns(mine).iloc[-1]["run_id"]
     latest = mine[mine["run_id"] == latest_id]
@@ -206,4 +229,5 @@ def workload_page(workload: str, points: pd.DataFrame) -> dict[str, Any]:
     show_benchmark = bool((latest["benchmark"] != workload).any())
     return {"name": workload, "show_benchmark": show_benchmark, "title": nav_title(workload), "latest_run": Link(latest_id, run_href(latest_id, "../")),
             "latest_date": date(latest.iloc[0]["started_at"]), "rows": rows,
+            "verdicts": latest_verdicts(latest, (comparisons or {}).get(latest_id)),
             "trend": trend_table(mine, "../"), "series": chart_series(mine)}

@@ -8,17 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import duckdb
 import jinja2
 import pandas as pd
 import plotly.offline
 
 from orchestrator.gate import GateConf
-from orchestrator.samples import SelectorError, parse_selector, resolve_run
+from orchestrator.store.reads import aa_pairs, parse_selector
 
 from . import aggregates, charts, queries, render, slots
 from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
-from .comparisons import Baseline, Evidence, summary_pair
+from .comparisons import SiteVerdicts, read_verdicts
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
 from .format import nav_title, slug
@@ -28,7 +27,8 @@ from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
 from .run_site import write_run_pages, write_run_tables
 from .stats_site import start_stats_pages
-from .summary_page import summary_page
+from .noise_table import noise_table
+from .summary_page import PointLookup, summary_page
 from .tables import Page
 from .variant_pages import sweeps_page, variants_page
 
@@ -49,39 +49,26 @@ class Results:
     residency: pd.DataFrame
     windows: pd.DataFrame
     intervals: pd.DataFrame
-    noise: pd.DataFrame | None
-    evidence: Evidence  # what the summary and the Gate page compare runs with
-    baseline: Baseline
+    aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
+    verdicts: SiteVerdicts  # what the analysis core decided: summary, gate, targets, workloads
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
 
 
-def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> Baseline:
-    """The run the configured baseline selector names today, or why there is none."""
-    where = "baseline in conf/gate/default.yaml (or tidemark site --baseline)"
-    if not selector:
-        return Baseline("", None, f"No baseline is configured ({where}).")
-    parse_selector(selector)  # a malformed selector is the user's error, not an empty page
-    try:
-        return Baseline(selector, resolve_run(con, selector))
-    except SelectorError as error:
-        return Baseline(selector, None, f"No baseline run: {error}. Mark a reference run with "
-                                        f"'tidemark label RUN baseline' or change {where}.")
+def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
+    """workload → the newest run that measured it (points are oldest first)."""
+    return dict(zip(points["workload"], points["run_id"]))
 
 
 def read_results(db: Path, gate: GateConf) -> Results:
     con = queries.open_results(db)
     try:
+        if gate.baseline:
+            parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
         runs, points = queries.read_runs(con), queries.read_points(con)
-        new_id, old_id = summary_pair(runs, points)
-        resolved = resolve_baseline(con, gate.baseline)
-        compared = [run for run in (new_id, old_id, resolved.run_id) if run]
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
-                       aggregates.read_intervals(con),
-                       aggregates.read_optional_table(con, ("noise", "series_noise")),
-                       Evidence(points, aggregates.read_samples(con, compared),
-                                aggregates.read_aa_pairs(con), gate.thresholds),
-                       resolved, gate)
+                       aggregates.read_intervals(con), aa_pairs(con),
+                       read_verdicts(con, gate, latest_run_per_workload(points).values()), gate)
     finally:
         con.close()
 
@@ -99,12 +86,13 @@ def _fresh_docs(out: Path) -> Path:
 
 
 def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
-                     points: pd.DataFrame) -> list[dict[str, str]]:
+                     results: Results) -> list[dict[str, str]]:
     """One page per workload with its trend chart (a slot: megabytes of JSON on a long
     history); returns the nav entries."""
     nav = []
+    points = results.points
     for index, name in enumerate(sorted(points["workload"].unique())):
-        page = workload_page(name, points)
+        page = workload_page(name, points, results.verdicts.latest)
         if page["series"]:
             slots.save(fragments, f"workloads/{slug(name)}", "trend",
                        charts.trend_chart(page["series"], f"trend-{index}"))
@@ -131,18 +119,24 @@ def _write_machines(env: jinja2.Environment, docs: Path, results: Results) -> li
     return nav
 
 
+def _compared_runs(verdicts: SiteVerdicts) -> set[str]:
+    return {run for c in [verdicts.previous, verdicts.against_baseline] if c
+            for run in (c.cand, c.base) if run} | ({verdicts.gate.report.base["run_id"]}
+                                                   if verdicts.gate else set())
+
+
 def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
                     configs: Configs) -> list[Any]:
     """The summary and analysis pages; returns their nav sections."""
     points = results.points
+    lookup = PointLookup(points[points["run_id"].isin(_compared_runs(results.verdicts))])
     summary = [
-        _write_sections(env, docs, "summary.md", summary_page(results.runs, results.evidence,
-                                                             results.baseline)),
+        _write_sections(env, docs, "summary.md", summary_page(results.runs, results.verdicts,
+                                                             lookup)),
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
-        _write_sections(env, docs, "gate.md", gate_page(results.runs, results.evidence,
-                                                       results.baseline)),
+        _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)),
     ]
     analysis = [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
@@ -158,8 +152,9 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
 
 def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
                      configs: Configs) -> list[Any]:
+    noise = noise_table(results.points, results.aa_pairs, results.gate.thresholds, "")
     render.write_page(env, "methodology.md.j2", docs / "methodology.md",
-                      **methodology_context(configs, results.noise, results.gate))
+                      **methodology_context(configs, noise, results.gate))
     measured = set(results.points["workload"].unique()) if len(results.points) else set()
     nav: list[Any] = [{"Methodology": "methodology.md"},
                       _write_sections(env, docs, "matrix.md", matrix_page(configs, measured))]
@@ -192,12 +187,14 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     mkdocs.yml; returns the config's path."""
     configs = load_configs(CONF_DIR, SITE_SPEED)
     docs = _fresh_docs(out)
-    stats_nav = start_stats_pages(docs, db, results.points, results.gate.thresholds)  # runs alongside the pages below
+    # The statistics pages are written alongside the pages below, in a forked child.
+    stats_nav = start_stats_pages(docs, db, results.points, results.gate, results.verdicts,
+                                  results.aa_pairs)
     env = render.environment()
     render.write_page(env, "index.md.j2", docs / "index.md",
                       page=home_page(results.runs, results.points))
     analysis_nav = _write_analysis(env, docs, results, configs)
-    workload_nav = _write_workloads(env, docs, fragments, results.points)
+    workload_nav = _write_workloads(env, docs, fragments, results)
     machine_nav = _write_machines(env, docs, results)
     write_run_pages(env, docs, results.runs, results.points)
     reference_nav = _write_reference(env, docs, results, configs)

@@ -1,4 +1,5 @@
-"""Read what the statistics pages need (read-only): A/B pairs, A/A changes, declared targets."""
+"""Read what the A/B page needs (read-only): each `tidemark ab` job and its comparison, made by
+orchestrator.verdicts as `tidemark ab` makes it."""
 from __future__ import annotations
 
 import json
@@ -6,14 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from orchestrator.compare import Report, compare_runs
+from orchestrator import verdicts
+from orchestrator.analysis.compare import Report
 from orchestrator.errors import UserError
-from orchestrator.stats import Thresholds
+from orchestrator.gate import GateConf
 from orchestrator.store import connect
-
-from . import comparisons
+from orchestrator.store.reads import has_table
 
 
 @dataclass(frozen=True)
@@ -33,53 +32,27 @@ class AbPair:
 @dataclass(frozen=True)
 class StatsData:
     ab_pairs: list[AbPair]
-    aa_changes: dict[str, list[float]]  # series key → ratio − 1 of each A/A pair
-    declarations: dict[str, dict[str, Any]]  # run id → workload → {"targets", "bars"}
 
 
-def _tables(con: Any) -> set[str]:
-    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+_AB = ("SELECT ab_id, run_a, run_b, seed, same_build, overrides_a::VARCHAR, overrides_b::VARCHAR, "
+       "schedule::VARCHAR FROM ab_pairs ORDER BY created_at DESC")
 
 
-def _ab_rows(con: Any) -> list[tuple]:
-    if "ab_pairs" not in _tables(con):
-        return []
-    return con.execute("SELECT ab_id, run_a, run_b, seed, same_build, overrides_a::VARCHAR, "
-                       "overrides_b::VARCHAR, schedule::VARCHAR FROM ab_pairs "
-                       "ORDER BY created_at DESC").fetchall()
-
-
-def _declarations(con: Any) -> dict[str, dict[str, Any]]:
-    from orchestrator.targets import workload_declarations
-
-    out = {}
-    for run_id, config in con.execute("SELECT run_id, config::VARCHAR FROM runs").fetchall():
-        declared = workload_declarations(json.loads(config) if config else {})
-        if declared:
-            out[run_id] = declared
-    return out
-
-
-def aa_changes(points: pd.DataFrame, pairs: list[AbPair]) -> dict[str, list[float]]:
-    """ratio − 1 of ops/s medians per series, over A/A pairs (same build on both sides)."""
-    same = pd.DataFrame([(p.run_a, p.run_b) for p in pairs if p.same_build],
-                        columns=["run_a", "run_b"])
-    return comparisons.aa_changes(points, same)
-
-
-def read_stats(db: Path, points: pd.DataFrame, thresholds: Thresholds) -> StatsData:
+def read_stats(db: Path, conf: GateConf) -> StatsData:
     con = connect(db, read_only=True)
     try:
-        rows, declarations = _ab_rows(con), _declarations(con)
+        rows = con.execute(_AB).fetchall() if has_table(con, "ab_pairs") else []
+        pairs = []
+        for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule in rows:
+            report, error = None, ""
+            try:
+                report = verdicts.compare_runs(con, run_a, run_b, conf.metrics, conf.thresholds,
+                                               allow_different=True)
+            except UserError as exc:  # a pair whose runs failed is shown with why, not dropped
+                error = str(exc)
+            pairs.append(AbPair(ab_id, run_a, run_b, seed, bool(same), json.loads(over_a or "[]"),
+                                json.loads(over_b or "[]"), json.loads(schedule or "[]"), report,
+                                error))
     finally:
         con.close()
-    pairs = []
-    for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule in rows:
-        report, error = None, ""
-        try:
-            report = compare_runs(db, run_a, run_b, thresholds=thresholds, allow_different=True)
-        except UserError as exc:  # a pair whose runs failed is shown with why, not dropped
-            error = str(exc)
-        pairs.append(AbPair(ab_id, run_a, run_b, seed, bool(same), json.loads(over_a or "[]"),
-                            json.loads(over_b or "[]"), json.loads(schedule or "[]"), report, error))
-    return StatsData(pairs, aa_changes(points, pairs), declarations)
+    return StatsData(pairs)

@@ -9,9 +9,10 @@ from typing import Any, Callable
 import jinja2
 import pandas as pd
 
-from orchestrator.stats import Thresholds
+from orchestrator.gate import GateConf
 
 from . import render
+from .comparisons import SiteVerdicts
 from .stats_data import read_stats
 from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
 
@@ -19,12 +20,13 @@ PAGES = ("noise", "change-points", "ab", "targets")
 
 
 def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.DataFrame,
-                      thresholds: Thresholds) -> list[dict[str, Any]]:
+                      gate: GateConf, site_verdicts: SiteVerdicts,
+                      aa_pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """statistics/*.md (verdicts with the gate config's thresholds); returns their nav entries."""
-    data = read_stats(db, points, thresholds)
-    pages = {"noise": noise_page(points, data.aa_changes, thresholds),
+    data = read_stats(db, gate)
+    pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
              "change-points": changepoints_page(points),
-             "ab": ab_page(data), "targets": targets_page(points, data)}
+             "ab": ab_page(data), "targets": targets_page(site_verdicts)}
     nav = []
     for name in PAGES:
         path = render.write_page(env, "sections.md.j2", docs / "statistics" / f"{name}.md",
@@ -33,8 +35,9 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
     return nav
 
 
-def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame,
-                      thresholds: Thresholds) -> Callable[[], list[dict[str, Any]]]:
+def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
+                      site_verdicts: SiteVerdicts,
+                      aa_pairs: list[tuple[str, str]]) -> Callable[[], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller writes the other pages
     (change-point detection is the slowest page on a long history; this machine has 2 cores).
     Returns a function that waits for the child and gives the nav entries (or raises its error)."""
@@ -43,7 +46,8 @@ def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame,
 
     def child() -> None:
         try:
-            pages = write_stats_pages(render.environment(), docs, db, points, thresholds)
+            pages = write_stats_pages(render.environment(), docs, db, points, gate,
+                                      site_verdicts, aa_pairs)
             sender.send(("ok", pages))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
             try:

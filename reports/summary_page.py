@@ -1,52 +1,79 @@
-"""The executive summary (pure): the newest run against its previous comparable run and
-against the configured baseline, regressions and improvements first."""
+"""The executive summary (pure): the summarized run against its previous comparable run and
+against the configured baseline, regressions and improvements first, as the core decided."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pandas as pd
 from markupsafe import Markup
 
-from orchestrator import stats
+from orchestrator.analysis.compare import Report, Row
+from orchestrator.analysis.stats import FASTER, SLOWER
 
-from .comparisons import Baseline, Evidence, comparison_rows, geomean_ratio, summary_pair
+from .comparisons import Comparison, SiteVerdicts, sorted_rows
 from .format import MISSING, Link, date, escape_text, signed_pct
-from .pages import run_href
+from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
-
-def _ci_text(result: stats.Comparison) -> str:
-    if result.ci_low != result.ci_low:
-        return MISSING
-    return f"{result.ci_low:.3f}–{result.ci_high:.3f}"
+MARKS = {SLOWER: "⚠ regression (slower)", FASTER: "▲ improvement (faster)"}
 
 
-def _summary_table(rows: list[dict[str, Any]], older: str) -> Table:
+class PointLookup:
+    """(run, series) → its row of `points`, for the links and labels of a comparison row."""
+
+    def __init__(self, points: pd.DataFrame):
+        self._rows = {(p["run_id"], p["series_key"]): p for _, p in points.iterrows()}
+
+    def get(self, run_id: str, series_key: str) -> Any:
+        return self._rows.get((run_id, series_key))
+
+
+def pct_text(value: float) -> str:
+    return MISSING if value != value else f"{value * 100:.1f}%"
+
+
+def change_text(row: Row) -> str:
+    c = row.comparison
+    return signed_pct(c.change_pct) if c.ratio == c.ratio else MISSING
+
+
+def row_cells(row: Row, report: Report, lookup: PointLookup) -> tuple[Any, Any, list[Any]]:
+    """(new point, old point, [workload, series, old value, new value, Δ]) of one row."""
+    n = lookup.get(report.cand["run_id"], row.series_key)
+    o = lookup.get(report.base["run_id"], row.series_key)
+    c = row.comparison
+    href = point_href(n, "") if n is not None else run_href(report.cand["run_id"], "")
+    label = describe(n) if n is not None else row.label
+    workload = n["workload"] if n is not None else row.label
+    return n, o, [workload, label, linked(c.base_median, o, "") if o is not None else None,
+                  linked(c.cand_median, n, "") if n is not None else None,
+                  Link(change_text(row), href)]
+
+
+def _summary_table(report: Report, lookup: PointLookup, older: str) -> Table:
     body = []
-    for r in rows:
-        n, o, result = r["new"], r["old"], r["result"]
-        mark = {stats.SLOWER: "⚠ regression (slower)",
-                stats.FASTER: "▲ improvement (faster)"}.get(result.verdict, result.verdict)
-        href = point_href(n, "")
-        body.append([n["workload"], describe(n), linked(o["ops_median"], o, ""),
-                     linked(n["ops_median"], n, ""), Link(signed_pct(r["change"]), href),
-                     Link(_ci_text(result), href),
-                     Link(MISSING if result.p_value != result.p_value else f"{result.p_value:.3f}", href),
-                     Link(f"{result.threshold * 100:.1f}%", href),
-                     Link(signed_pct(r["p99_change"]), href), mark])
+    for row in sorted_rows(report):
+        n, o, cells = row_cells(row, report, lookup)
+        c = row.comparison
+        href = cells[-1].href
+        ci = MISSING if c.ci_low != c.ci_low else f"{c.ci_low:.3f}–{c.ci_high:.3f}"
+        p99 = delta_pct(n["p99_median"], o["p99_median"]) if n is not None and o is not None else None
+        body.append([*cells, Link(ci, href),
+                     Link(MISSING if c.p_value != c.p_value else f"{c.p_value:.3f}", href),
+                     Link(pct_text(c.threshold), href), Link(signed_pct(p99), href),
+                     MARKS.get(c.verdict, c.verdict)])
     return Table(("Workload", "Series", f"{older} ops/s", "Latest ops/s", "Δ ops/s",
                   "95% CI of ratio", "p (U test)", "Threshold", "Δ p99", "Verdict"), body,
                  (False, False, True, True, True, True, True, True, True, False))
 
 
-def _counts(rows: list[dict[str, Any]]) -> str:
-    slower = sum(1 for r in rows if r["result"].verdict == stats.SLOWER)
-    faster = sum(1 for r in rows if r["result"].verdict == stats.FASTER)
-    ratio = geomean_ratio(rows)
+def counts_text(report: Report) -> str:
+    slower = sum(1 for r in report.rows if r.comparison.verdict == SLOWER)
+    faster = sum(1 for r in report.rows if r.comparison.verdict == FASTER)
+    ratio = report.geomean
     return (f"**{slower} regression{'s' if slower != 1 else ''}**, **{faster} improvement"
-            f"{'s' if faster != 1 else ''}** over {len(rows)} series in common, geometric mean of "
-            f"throughput ratios {MISSING if ratio is None else f'{ratio:.3f}'}")
+            f"{'s' if faster != 1 else ''}** over {len(report.rows)} series in common, geometric "
+            f"mean of throughput ratios {MISSING if ratio != ratio else f'{ratio:.3f}'}")
 
 
 def _run_text(run: pd.Series) -> Markup:
@@ -55,37 +82,28 @@ def _run_text(run: pd.Series) -> Markup:
         *(escape_text(run[key]) for key in ("engine", "engine_version", "build_variant")))
 
 
-def _comparison(title: str, against: Markup, rows: list[dict[str, Any]], older: str) -> Section:
-    if not rows:
-        return Section(title, text=against + Markup(": no series in common, nothing to compare."))
-    return Section(title, text=against + Markup(": ") + Markup(_counts(rows)) + Markup("."),
-                   tables=[_summary_table(rows, older)])
+def named_notes(report: Report) -> list[str]:
+    """What differs between the two runs but is compared anyway (engine version, flags, ...)."""
+    return [f"differs, compared anyway: {n}" for n in report.named]
 
 
-def _baseline_section(runs: pd.DataFrame, evidence: Evidence, new_id: str,
-                      baseline: Baseline) -> tuple[Section, str]:
-    """The comparison with the configured baseline, and its one-line headline."""
-    title = "Against the configured baseline"
-    selector = Markup("<code>{}</code>").format(escape_text(baseline.selector)) \
-        if baseline.selector else ""
-    if baseline.run_id is None:
-        return Section(title, text=escape_text(baseline.problem)), "no baseline run"
-    base = runs[runs["run_id"] == baseline.run_id].iloc[0]
-    if baseline.run_id == new_id:
-        return Section(title, text=Markup("The summarized run is the configured baseline "
-                                          "({}) itself.").format(selector)), "it is the baseline"
-    rows = comparison_rows(evidence, new_id, baseline.run_id)
-    against = Markup("The configured baseline {} is run {}").format(selector, _run_text(base))
-    return _comparison(title, against, rows, "Baseline"), _counts(rows) if rows else "no series in common"
+def _comparison_section(title: str, against: Markup, comparison: Comparison, runs: pd.DataFrame,
+                        lookup: PointLookup, older: str) -> tuple[Section, str]:
+    if comparison.report is None:
+        return Section(title, text=against + Markup(": ") + escape_text(comparison.problem)), \
+            "nothing to compare"
+    report = comparison.report
+    base = runs[runs["run_id"] == comparison.base].iloc[0]
+    text = against + Markup(" ") + _run_text(base) + Markup(": ") + Markup(counts_text(report)) + \
+        Markup(".")
+    return Section(title, text=text, tables=[_summary_table(report, lookup, older)],
+                   warnings=named_notes(report)), counts_text(report)
 
 
-def summary_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> Page:
-    """The newest run (or the newest that has an earlier comparable run) against its previous
-    comparable run and against the configured baseline."""
-    new_id, old_id = summary_pair(runs, evidence.points)
+def summary_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -> Page:
+    """The summarized run against its previous comparable run and the configured baseline."""
+    new_id = verdicts.candidate
     latest = runs[runs["run_id"] == new_id].iloc[0]
-    warnings = [] if latest["verified"] else \
-        [f"the compared run is UNVERIFIED: {'; '.join(str(n) for n in latest['notes'] or [])}"]
     header = Markup("Latest run [{}]({}) · {} · {} {} ({}) on {}").format(
         escape_text(latest["run_id"]), run_href(latest["run_id"], ""), date(latest["started_at"]),
         *(escape_text(latest[key]) for key in ("engine", "engine_version", "build_variant",
@@ -96,23 +114,26 @@ def summary_page(runs: pd.DataFrame, evidence: Evidence, baseline: Baseline) -> 
                         "run that has one is summarized. ").format(
             escape_text(newest["run_id"]), run_href(newest["run_id"], ""),
             date(newest["started_at"])) + header
-    if old_id is None:
-        previous = Section("Since the previous comparable run", warnings=warnings, text=Markup(
-            "No earlier run measured any series of the latest run, so there is nothing to compare."))
-        previous_line = "no earlier comparable run"
+    previous, previous_line = _comparison_section(
+        "Since the previous comparable run", Markup("The previous comparable run (the earlier "
+                                                    "run that measured most of its series) is"),
+        verdicts.previous, runs, lookup, "Previous")
+    if not latest["verified"]:
+        previous.warnings.insert(0, f"the compared run is UNVERIFIED: "
+                                    f"{'; '.join(str(n) for n in latest['notes'] or [])}")
+    title = "Against the configured baseline"
+    baseline = verdicts.baseline
+    if verdicts.against_baseline is None:
+        why = baseline.problem or Markup("The summarized run is the configured baseline "
+                                         "(<code>{}</code>) itself.").format(baseline.selector)
+        base_section, base_line = Section(title, text=escape_text(why)), "no comparison"
     else:
-        rows = comparison_rows(evidence, new_id, old_id)
-        old_run = runs[runs["run_id"] == old_id].iloc[0]
-        previous = _comparison("Since the previous comparable run",
-                               Markup("The previous comparable run is {}").format(_run_text(old_run)),
-                               rows, "Previous")
-        previous = dataclasses.replace(previous, warnings=warnings)
-        previous_line = _counts(rows) if rows else "no series in common"
-    base_section, base_line = _baseline_section(runs, evidence, new_id, baseline)
+        base_section, base_line = _comparison_section(
+            title, Markup("The configured baseline <code>{}</code> is").format(baseline.selector),
+            verdicts.against_baseline, runs, lookup, "Baseline")
     intro = header + Markup("<br>Since the previous comparable run: ") + Markup(previous_line) + \
         Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
-        ".<br>Verdicts come from `orchestrator.stats`: a Mann–Whitney U test on the repetitions, "
-        "a bootstrap 95 % CI of the ratio of medians, and a threshold of max(minimum effect, "
-        "k × the series' noise: the spread of its medians in the other runs and its A/A pairs); "
-        "all three must agree.")
+        ".<br>A change is called when a Mann–Whitney U test on the repetitions and a bootstrap "
+        "95 % CI of the ratio of medians agree and it exceeds max(minimum effect, k × the "
+        "series' noise between runs); see the [methodology](methodology.md).")
     return Page("Executive summary", intro, [previous, base_section])

@@ -96,17 +96,18 @@ def test_comparison_samples_count_each_gbench_repetition_once(tmp_path):
     the samples the summary and Gate page test must still hold one value per repetition."""
     import duckdb
 
-    from reports.aggregates import read_samples
+    from orchestrator.store.reads import load_samples
 
     imp(tmp_path, GBENCH, "--format", "gbench_json", "--machine", "ci-vm")
     (run_id,) = query(tmp_path, "SELECT run_id FROM runs")[0]
     con = duckdb.connect(str(tmp_path / "tidemark.duckdb"), read_only=True)
     try:
-        samples = read_samples(con, [run_id])
+        samples = load_samples(con, run_id, ["ops_per_sec"])
     finally:
         con.close()
     expected = query(tmp_path, """SELECT i.series_key, m.value FROM invocations i
         JOIN metrics m USING (invocation_id) WHERE i.phase = 'measured' AND i.status = 'ok'
         AND m.name = 'items_per_second' ORDER BY i.seq""")
     assert len(expected) == 12  # the capture's ok measured rows that report items/s
-    assert list(zip(samples["series_key"], samples["value"])) == expected
+    got = [(s.series.series_key, v) for s in samples for v in s.values["ops_per_sec"]]
+    assert sorted(got) == sorted(expected)

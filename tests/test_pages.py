@@ -183,19 +183,6 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
     assert "<b>x</b>" not in html
 
 
-def test_summary_pair_skips_a_newest_run_of_a_new_kind():
-    import pandas as pd
-
-    from reports.comparisons import summary_pair
-
-    runs = pd.DataFrame({"run_id": ["r3", "r2", "r1"],
-                         "started_at": pd.to_datetime(["2026-01-03", "2026-01-02", "2026-01-01"])})
-    points = pd.DataFrame({"run_id": ["r3", "r2", "r1"], "series_key": ["micro", "s", "s"],
-                           "started_at": runs["started_at"]})
-    assert summary_pair(runs, points) == ("r2", "r1")
-    assert summary_pair(runs.iloc[[2]], points[points.run_id == "r1"]) == ("r1", None)
-
-
 def _invocations(**overrides):
     import pandas as pd
 
@@ -239,32 +226,6 @@ def test_slots_fill_built_pages_and_refuse_a_page_without_the_placeholder(tmp_pa
     slots.save(tmp_path / "more", "runs/r2", "results", "<table>2</table>")
     with pytest.raises(RuntimeError, match="r2.html has no slot 'results'"):
         slots.fill(site, tmp_path / "more")
-
-
-def test_gate_pair_prefers_the_configured_baseline_unless_it_is_the_candidate():
-    from reports.comparisons import Baseline, gate_pair
-
-    runs = pd.DataFrame({"run_id": ["r3", "r2", "r1"],
-                         "started_at": pd.to_datetime(["2026-01-03", "2026-01-02", "2026-01-01"])})
-    points = pd.DataFrame({"run_id": ["r3", "r2", "r1"], "series_key": ["s", "s", "s"],
-                           "started_at": runs["started_at"]})
-    assert gate_pair(runs, points, Baseline("label=baseline", "r1")) == ("r3", "r1", True)
-    assert gate_pair(runs, points, Baseline("label=x", None, "no run")) == ("r3", "r2", False)
-    assert gate_pair(runs, points, Baseline("latest", "r3")) == ("r3", "r2", False)
-
-
-def test_series_noise_on_the_site_follows_the_gate_rule():
-    """Every other run's median and the A/A pairs count; the two compared runs never do."""
-    from orchestrator.stats import series_noise
-    from reports.comparisons import series_noises
-
-    medians = {"r1": 100.0, "r2": 104.0, "r3": 97.0, "r4": 101.0, "new": 50.0, "old": 200.0}
-    points = pd.DataFrame({"run_id": list(medians), "series_key": "s",
-                           "ops_median": list(medians.values())})
-    pairs = pd.DataFrame({"run_a": ["r1", "old"], "run_b": ["r2", "new"]})
-    noise = series_noises(points, ["s"], ("new", "old"), pairs)["s"]
-    assert noise == pytest.approx(series_noise([100.0, 104.0, 97.0, 101.0], [0.04]))
-    assert math.isnan(series_noises(points, ["s", "t"], ("new", "old"), pairs.iloc[0:0])["t"])
 
 
 def _history_runs() -> pd.DataFrame:

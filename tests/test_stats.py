@@ -4,11 +4,11 @@ import math
 import numpy as np
 import pytest
 
-from orchestrator.changepoints import detect_change_points
-from orchestrator.stats import (FASTER, HIGHER, LOWER, NO_CHANGE, NOT_ENOUGH, SLOWER, Thresholds,
+from orchestrator.analysis.changepoints import detect_change_points
+from orchestrator.analysis.stats import (FASTER, HIGHER, LOWER, NO_CHANGE, NOT_ENOUGH, SLOWER, Thresholds,
                                 bootstrap_ratio_ci, compare_samples, effective_threshold,
                                 geometric_mean, mann_whitney_p, performance_ratio, robust_cv,
-                                series_noise, smallest_p, verdict)
+                                smallest_p, verdict)
 
 
 def test_mann_whitney_exact_p_of_fully_separated_samples():
@@ -75,13 +75,6 @@ def test_noise_raises_the_threshold():
     assert compare_samples(base, cand, HIGHER, t, noise=0.03).verdict == NO_CHANGE
 
 
-def test_series_noise_from_run_medians_and_aa():
-    assert robust_cv([100, 102, 98]) == pytest.approx(1.4826 * 2 / 100)
-    assert series_noise([100, 102, 98]) == pytest.approx(0.029652)
-    assert series_noise([100, 102], aa_changes=[0.01, -0.03, 0.02]) == pytest.approx(0.02)
-    assert math.isnan(series_noise([])) and math.isnan(series_noise([100, 102]))
-
-
 def test_unmeasured_noise_sets_the_threshold_until_the_series_has_history():
     t = Thresholds(min_effect=0.02, noise_k=2.0, unmeasured_noise=0.03)
     assert effective_threshold(t, math.nan) == pytest.approx(0.06)
@@ -126,7 +119,7 @@ def _naive_q(x: np.ndarray, tau: int) -> float:
 
 
 def test_batched_split_statistics_match_the_definition_for_every_shuffle():
-    from orchestrator.changepoints import _row_sums, _split_statistics
+    from orchestrator.analysis.changepoints import _row_sums, _split_statistics
 
     rng = np.random.default_rng(11)
     x = np.r_[rng.normal(1e6, 3e4, 12), rng.normal(8e5, 3e4, 9)]  # ops/s-sized values

@@ -1,6 +1,70 @@
-"""The results database's schema, as numbered migrations (version N is applied once, in order)."""
+"""The results database's schema, as numbered migrations (version N is applied once, in order),
+and the one list of an invocation's columns.
 
-MIGRATIONS: list[tuple[int, list[str]]] = [
+A migration is a list of SQL statements or functions of the connection (for a change SQL cannot
+compute, such as a new series key)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..analysis.identity import SERIES_KEYS, series_key
+from ..record import Invocation
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+# An invocation's columns, in table order; invocation_row gives its values in the same order.
+INVOCATION_COLUMNS = ("invocation_id", "run_id", "seq", "workload", "benchmark", "phase",
+                      "repetition", "threads", "params", "cache_state", "series_key", "status",
+                      "error", "exit_code", "wall_s", "user_s", "sys_s", "max_rss_kb",
+                      "started_at", "ended_at", "command", "log_path", "notes", "conditions")
+_JSON_FIELDS = {"params": dict, "command": list, "notes": list, "conditions": dict}
+
+
+def invocation_row(inv: Invocation) -> list[Any]:
+    """The values of INVOCATION_COLUMNS for one invocation (JSON columns as text)."""
+    values = []
+    for column in INVOCATION_COLUMNS:
+        value = inv.invocation_id if column == "invocation_id" else getattr(inv, column)
+        if column in _JSON_FIELDS:
+            value = to_json(_JSON_FIELDS[column](value))
+        values.append(value)
+    return values
+
+
+def _rekey_series(con: Any) -> None:
+    """Series keys hash only what must match (analysis.identity.SERIES_KEYS): compiler version
+    and CMake flags moved to the named level, so series split by them merge."""
+    rows = con.execute(f"SELECT series_key, {', '.join(SERIES_KEYS)} FROM series").fetchall()
+    mapping = []
+    for row in rows:
+        identity = dict(zip(SERIES_KEYS, row[1:]))
+        identity["params"] = json.loads(identity["params"]) if identity["params"] else {}
+        mapping.append((row[0], series_key(identity)))
+    con.execute("CREATE TEMP TABLE series_rekey (old VARCHAR, new VARCHAR)")
+    if mapping:
+        con.executemany("INSERT INTO series_rekey VALUES (?, ?)", mapping)
+    for table in ("invocations", "aggregates"):
+        con.execute(f"UPDATE {table} SET series_key = k.new FROM series_rekey k "
+                    f"WHERE {table}.series_key = k.old")
+    columns = ", ".join(SERIES_KEYS)
+    con.execute("""CREATE TABLE series_v4 (
+        series_key VARCHAR PRIMARY KEY, engine VARCHAR, workload VARCHAR, benchmark VARCHAR,
+        params JSON, threads INTEGER, cache_state VARCHAR, build_variant VARCHAR,
+        machine_fingerprint VARCHAR)""")
+    con.execute(f"INSERT INTO series_v4 (series_key, {columns}) SELECT k.new, {columns} "
+                f"FROM series s JOIN series_rekey k ON k.old = s.series_key "
+                f"ON CONFLICT DO NOTHING")
+    con.execute("DROP TABLE series")
+    con.execute("ALTER TABLE series_v4 RENAME TO series")
+    con.execute("DROP TABLE series_rekey")
+
+
+
+MIGRATIONS: list[tuple[int, list[Any]]] = [
     (1, [
         """CREATE TABLE machines (
             fingerprint VARCHAR PRIMARY KEY, hostname VARCHAR, cpu_model VARCHAR,
@@ -60,5 +124,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             created_at TIMESTAMPTZ)""",
     ]),
 ]
+
+# Two levels of series identity (analysis.identity): the runner joins the named level.
+MIGRATIONS.append((4, ["ALTER TABLE runs ADD COLUMN runner VARCHAR DEFAULT 'host'", _rekey_series]))
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,7 +1,6 @@
-"""The results database (DuckDB). The only module that writes it; one commit per invocation."""
+"""The results database (DuckDB): the only writer; one commit per invocation."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,14 +8,15 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import duckdb
 
-from .build import Build
-from .errors import StoreError
-from .record import Invocation
-from .store_schema import LATEST_VERSION, MIGRATIONS
-from .tool_results import StoredAggregate
+from ..build import Build
+from ..errors import StoreError
+from ..record import Invocation
+from ..analysis.identity import SERIES_KEYS
+from ..tool_results import StoredAggregate
+from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 if TYPE_CHECKING:
-    from .importer import ImportBatch
+    from ..importer import ImportBatch
 
 
 def _now() -> datetime:
@@ -64,15 +64,14 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> int:
         if version <= current:
             continue
         con.execute("BEGIN")
-        for sql in statements:
-            con.execute(sql)
+        for step in statements:
+            step(con) if callable(step) else con.execute(step)
         con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
         con.execute("COMMIT")
     return LATEST_VERSION
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
+_json = to_json
 
 
 class Store:
@@ -108,8 +107,9 @@ class Store:
         columns = ["run_id", "started_at", "status", "engine", "engine_version", "build_variant",
                    "build_id", "build_cached", "machine_fingerprint", "suite", "label",
                    "cache_state", "config", "overrides", "tidemark_sha", "machine_state",
-                   "planned_invocations", "verified", "notes"]
+                   "planned_invocations", "verified", "notes", "runner"]
         values = [run.get(c) for c in columns]
+        values[columns.index("runner")] = run.get("runner") or "host"
         for json_col in ("config", "overrides", "machine_state", "notes"):
             values[columns.index(json_col)] = _json(run.get(json_col))
         self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
@@ -137,11 +137,9 @@ class Store:
 
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         self.con.execute(
-            "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [series_key, identity["engine"], identity["workload"], identity["benchmark"],
-             _json(identity["params"]), identity["threads"], identity["cache_state"],
-             identity["build_variant"], identity["compiler_version"],
-             _json(identity["cmake_flags"]), identity["machine_fingerprint"]])
+            f"INSERT INTO series ({', '.join(SERIES_KEYS)}, series_key) VALUES "
+            f"({', '.join('?' * (len(SERIES_KEYS) + 1))}) ON CONFLICT DO NOTHING",
+            [_json(identity[k]) if k == "params" else identity[k] for k in SERIES_KEYS] + [series_key])
 
     def add_invocation(self, inv: Invocation) -> None:
         """Invocation, metrics, histograms and time series in one transaction."""
@@ -159,15 +157,8 @@ class Store:
     def _insert_invocation(self, inv: Invocation) -> None:
         iid = inv.invocation_id
         con = self.con
-        con.execute(
-            "INSERT INTO invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?, ?, ?, ?, ?)",
-            [iid, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
-             inv.repetition, inv.threads, _json(inv.params), inv.cache_state,
-             inv.series_key, inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s,
-             inv.sys_s, inv.max_rss_kb, inv.started_at, inv.ended_at,
-             _json(list(inv.command)), inv.log_path, _json(list(inv.notes)),
-             _json(inv.conditions)])
+        con.execute(f"INSERT INTO invocations ({', '.join(INVOCATION_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(INVOCATION_COLUMNS))})", invocation_row(inv))
         if inv.metrics:
             con.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)",
                             [[iid, m.name, m.value, m.unit, m.better] for m in inv.metrics])
@@ -219,14 +210,9 @@ class Store:
         """
         import pandas as pd
 
-        rows = [[inv.invocation_id, inv.run_id, inv.seq, inv.workload, inv.benchmark, inv.phase,
-                 inv.repetition, inv.threads, _json(inv.params), inv.cache_state, inv.series_key,
-                 inv.status, inv.error, inv.exit_code, inv.wall_s, inv.user_s, inv.sys_s,
-                 inv.max_rss_kb, inv.started_at, inv.ended_at, _json(list(inv.command)),
-                 inv.log_path, _json(list(inv.notes)), _json(inv.conditions)]
-                for inv in invocations]
+        rows = [invocation_row(inv) for inv in invocations]
         tables = {
-            "invocations": pd.DataFrame(rows, columns=_INVOCATION_COLUMNS),
+            "invocations": pd.DataFrame(rows, columns=list(INVOCATION_COLUMNS)),
             "metrics": pd.DataFrame([[inv.invocation_id, m.name, m.value, m.unit, m.better]
                                      for inv in invocations for m in inv.metrics],
                                     columns=["invocation_id", "name", "value", "unit", "better"]),
@@ -247,8 +233,3 @@ class Store:
                     self.con.unregister("bulk_rows")
         self._in_transaction(write)
 
-
-_INVOCATION_COLUMNS = ["invocation_id", "run_id", "seq", "workload", "benchmark", "phase",
-                       "repetition", "threads", "params", "cache_state", "series_key", "status",
-                       "error", "exit_code", "wall_s", "user_s", "sys_s", "max_rss_kb",
-                       "started_at", "ended_at", "command", "log_path", "notes", "conditions"]

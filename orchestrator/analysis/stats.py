@@ -33,9 +33,9 @@ class Thresholds:
     alpha: float = 0.05
     min_effect: float = 0.01  # relative change below which nothing is called, e.g. 0.01 = 1%
     noise_k: float = 2.0  # effective threshold = max(min_effect, noise_k × series noise)
-    # The noise assumed for a series whose between-run noise is not measured yet (fewer than
-    # 3 other runs and no A/A pair): the U test on one run's repetitions cannot see a shift of
-    # a whole run, so without history a tiny min_effect turns machine drift into false alarms.
+    # The noise assumed for a series whose between-run noise is not measured yet (analysis.noise):
+    # the U test on one run's repetitions cannot see a shift of a whole run, so without history
+    # a tiny min_effect turns machine drift into false alarms.
     unmeasured_noise: float = 0.0
 
 
@@ -140,23 +140,6 @@ def robust_cv(values: Sequence[float]) -> float:
     if med == 0:
         return float("nan")
     return float(1.4826 * np.median(np.abs(arr - med)) / abs(med))
-
-
-def series_noise(run_medians: Sequence[float], aa_changes: Sequence[float] = ()) -> float:
-    """One series' relative noise between runs: the larger of the spread of run medians (≥3 runs)
-    and the typical |ratio − 1| of A/A comparisons; NaN when neither is known yet.
-
-    Between-run noise, not the spread of single repetitions: a median of N repetitions already
-    averages the latter away, while a shift of a whole run (another tenant, a thermal state) does
-    not average away and is what makes a false alarm.
-    """
-    parts: list[float] = []
-    if len(run_medians) >= 3:
-        parts.append(robust_cv(run_medians))
-    if aa_changes:
-        parts.append(median([abs(v) for v in aa_changes]))
-    parts = [p for p in parts if math.isfinite(p)]
-    return max(parts) if parts else math.nan
 
 
 def effective_threshold(thresholds: Thresholds, noise: float) -> float:

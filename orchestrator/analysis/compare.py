@@ -1,0 +1,90 @@
+"""Baseline vs candidate run (pure): pair their series, compare each metric, summarise.
+
+The one comparison behind `tidemark compare`, `gate` and `ab` and the site's Summary, Gate, A/B
+and Targets pages: they render the Report, never decide.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .identity import SeriesIdentity
+from .noise import History, Noise, series_noise
+from .pairing import pair_series
+from .stats import Comparison, Thresholds, compare_samples, geometric_mean, performance_ratio
+
+
+@dataclass(frozen=True)
+class SeriesSamples:
+    """One run's measured repetitions of one series."""
+
+    series: SeriesIdentity
+    values: Mapping[str, Sequence[float]]  # metric → repetitions that ended ok, in run order
+    better: Mapping[str, str]  # metric → higher | lower
+    failed: int = 0  # measured invocations of this series that did not end ok
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str  # the benchmark as a reader names it, e.g. readrandom ×4 [cold]
+    metric: str
+    better: str
+    series_key: str  # the baseline's (equal to the candidate's unless differences were allowed)
+    noise: Noise
+    comparison: Comparison
+    differences: tuple[str, ...] = ()  # differing series keys (allowed)
+    failed: tuple[int, int] = (0, 0)  # failed measured invocations (baseline, candidate)
+
+
+@dataclass(frozen=True)
+class Report:
+    base: dict[str, Any]  # run facts of the baseline (run_id, engine_version, status, ...)
+    cand: dict[str, Any]
+    rows: tuple[Row, ...]
+    geomean: float  # geometric mean of performance ratios (>1: candidate better)
+    differences: tuple[str, ...] = ()  # differing series keys, allowed with --allow-different
+    named: tuple[str, ...] = ()  # differing named keys (engine version, flags, ...)
+    only_base: tuple[str, ...] = ()
+    only_cand: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. the A/B schedule
+
+
+def series_label(identity: Mapping[str, Any], show_cache: bool = True) -> str:
+    label = str(identity["workload"])
+    if identity["benchmark"] != identity["workload"]:
+        label += f" ({identity['benchmark']})"
+    if identity.get("threads", 1) != 1:
+        label += f" ×{identity['threads']}"
+    if show_cache and identity.get("cache_state"):
+        label += f" [{identity['cache_state']}]"
+    return label
+
+
+def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
+                 base: Sequence[SeriesSamples], cand: Sequence[SeriesSamples],
+                 metrics: Sequence[str], thresholds: Thresholds, history: History,
+                 allow_different: bool = False) -> Report:
+    """Pair, compare every metric; raises NotComparableError when nothing may be paired."""
+    by_key_base = {s.series.series_key: s for s in base}
+    by_key_cand = {s.series.series_key: s for s in cand}
+    pairing = pair_series([s.series for s in base], [s.series for s in cand], allow_different)
+    caches = {p.base.identity.get("cache_state") for p in pairing.pairs}
+    rows: list[Row] = []
+    for pair in pairing.pairs:
+        b, c = by_key_base[pair.base.series_key], by_key_cand[pair.cand.series_key]
+        for metric in metrics:
+            if metric not in b.values and metric not in c.values:
+                continue
+            better = b.better.get(metric) or c.better.get(metric, "higher")
+            noise = series_noise(history, pair.base.series_key, metric, (cand_facts["run_id"],))
+            result = compare_samples(b.values.get(metric, []), c.values.get(metric, []), better,
+                                     thresholds, noise.value)
+            rows.append(Row(series_label(pair.base.identity, len(caches) > 1), metric, better,
+                            pair.base.series_key, noise, result,
+                            tuple(f"{k}: {x} vs {y}" for k, x, y in pair.differences),
+                            (b.failed, c.failed)))
+    ratios = [performance_ratio(r.comparison.ratio, r.better) for r in rows]
+    return Report(base_facts, cand_facts, tuple(rows), geometric_mean(ratios),
+                  tuple(pairing.differences()), tuple(pairing.named()),
+                  tuple(series_label(s.identity) for s in pairing.only_base),
+                  tuple(series_label(s.identity) for s in pairing.only_cand))

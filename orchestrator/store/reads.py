@@ -1,0 +1,177 @@
+"""What the analysis core needs from the results DB (read-only): runs by selector, samples,
+history medians, A/A pairs, which runs measured which series, declared targets.
+
+One reader for `tidemark compare`/`gate`/`ab` and the site, so they answer from the same data.
+Only measured invocations that ended ok are samples; warm-ups, setups, failures and
+invocations whose cache condition was not met never enter a statistic (failures are counted).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+import duckdb
+
+from ..analysis.compare import SeriesSamples, series_label
+from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity
+from ..analysis.noise import History
+from ..analysis.partner import RunCoverage
+from ..analysis.stats import median
+from ..analysis.targets import SeriesMedians, workload_declarations
+from ..errors import SelectorError
+
+# Selector keys → runs columns (config names where they differ from column names).
+SELECTOR_COLUMNS = {"engine.version": "engine_version", "engine_version": "engine_version",
+                    "engine": "engine", "engine.name": "engine", "label": "label",
+                    "build": "build_variant", "build.name": "build_variant",
+                    "build_variant": "build_variant", "suite": "suite", "run_id": "run_id",
+                    "build_id": "build_id"}
+SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
+_MEASURED_OK = "i.phase = 'measured' AND i.status = 'ok'"
+
+
+def parse_selector(selector: str) -> tuple[str, list[str], int]:
+    """(SQL condition on runs, its arguments, how many matches back) for a run selector;
+    SelectorError names a malformed selector or an unknown key (config checks call this too)."""
+    match = SELECTOR.match(selector.strip())
+    if not match:
+        raise SelectorError(f"bad run selector {selector!r}; use a run id, latest, latest~N or KEY=VALUE")
+    base, back = match.group("base"), int(match.group("back") or 0)
+    if "=" in base:
+        key, value = base.split("=", 1)
+        column = SELECTOR_COLUMNS.get(key)
+        if column is None:
+            raise SelectorError(f"unknown selector key {key!r} in {selector!r}; use one of "
+                                f"{', '.join(sorted(SELECTOR_COLUMNS))}")
+        return f"{column} = ?", [value], back
+    if base != "latest":
+        return "run_id LIKE ?", [base + "%"], back
+    return "true", [], back
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, selector: str) -> str:
+    """A run id from `RUN_ID`, `latest`, `latest~1`, `engine.version=7.8.3`, `label=X~2`."""
+    where, args, back = parse_selector(selector)
+    rows = con.execute(f"SELECT run_id FROM runs WHERE {where} ORDER BY started_at DESC, run_id DESC",
+                       args).fetchall()
+    if len(rows) <= back:
+        known = con.execute("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 3").fetchall()
+        raise SelectorError(f"run selector {selector!r} matches {len(rows)} run(s); latest runs: "
+                            f"{', '.join(r[0] for r in known) or 'none'}")
+    return rows[back][0]
+
+
+_FACTS = ("run_id", "engine", "engine_version", "build_variant", "build_id",
+          "machine_fingerprint", "label", "started_at", "status", "runner", "tidemark_sha",
+          "compiler_version", "cmake_flags")
+
+
+def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
+    """The run's own facts and its build's (the named level of series identity)."""
+    row = con.execute(
+        """SELECT r.run_id, r.engine, r.engine_version, r.build_variant, r.build_id,
+                  r.machine_fingerprint, r.label, r.started_at, r.status, r.runner,
+                  r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR
+           FROM runs r LEFT JOIN builds b USING (build_id) WHERE r.run_id = ?""",
+        [run_id]).fetchone()
+    if not row:
+        return {}
+    facts = dict(zip(_FACTS, row))
+    facts["cmake_flags"] = json.loads(facts["cmake_flags"]) if facts["cmake_flags"] else []
+    return facts
+
+
+def _named(facts: dict[str, Any]) -> dict[str, Any]:
+    return {key: facts.get(key) for key in NAMED_KEYS}
+
+
+_SAMPLES = f"""
+    SELECT i.series_key, m.name, m.value, m.better, {", ".join(f"s.{k}" for k in SERIES_KEYS)}
+    FROM invocations i
+    JOIN metrics m USING (invocation_id)
+    JOIN series s USING (series_key)
+    WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
+    ORDER BY i.seq"""
+_FAILED = """
+    SELECT series_key, count(*) FROM invocations
+    WHERE run_id = ? AND phase = 'measured' AND status <> 'ok' GROUP BY series_key"""
+
+
+def _identity(values: Sequence[Any]) -> dict[str, Any]:
+    identity = dict(zip(SERIES_KEYS, values))
+    identity["params"] = json.loads(identity["params"]) if identity["params"] else {}
+    return identity
+
+
+def load_samples(con: duckdb.DuckDBPyConnection, run_id: str,
+                 metrics: Sequence[str]) -> list[SeriesSamples]:
+    """Every series of a run with its measured values of the given metrics, and its failures."""
+    named = _named(run_facts(con, run_id))
+    values: dict[str, dict[str, list[float]]] = {}
+    better: dict[str, dict[str, str]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    for row in con.execute(_SAMPLES, [run_id, list(metrics)]).fetchall():
+        key, name, value, direction = row[:4]
+        if key not in identities:
+            identities[key] = _identity(row[4:])
+        values.setdefault(key, {}).setdefault(name, []).append(float(value))
+        better.setdefault(key, {})[name] = direction
+    failed = dict(con.execute(_FAILED, [run_id]).fetchall())
+    return [SeriesSamples(SeriesIdentity(key, identities[key], named), values[key], better[key],
+                          int(failed.get(key, 0))) for key in identities]
+
+
+def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
+                 metrics: Sequence[str]) -> History:
+    """Per-run medians of these series and metrics in every run (oldest first), and the A/A
+    pairs: what analysis.noise measures a series' noise from."""
+    rows = con.execute(
+        f"""SELECT i.series_key, m.name, i.run_id, median(m.value), min(r.started_at) AS t
+            FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
+            WHERE i.series_key IN (SELECT unnest(?)) AND m.name IN (SELECT unnest(?))
+              AND {_MEASURED_OK}
+            GROUP BY i.series_key, m.name, i.run_id ORDER BY t, i.run_id""",
+        [list(series_keys), list(metrics)]).fetchall()
+    medians: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for key, metric, run_id, value, _ in rows:
+        medians.setdefault((key, metric), []).append((run_id, float(value)))
+    return History({k: tuple(v) for k, v in medians.items()}, tuple(aa_pairs(con)))
+
+
+def aa_pairs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(run_a, run_b) of every `tidemark ab` job that ran one build and config on both sides."""
+    if not has_table(con, "ab_pairs"):
+        return []
+    return [(a, b) for a, b in con.execute(
+        "SELECT run_a, run_b FROM ab_pairs WHERE same_build ORDER BY created_at").fetchall()]
+
+
+def load_coverage(con: duckdb.DuckDBPyConnection) -> list[RunCoverage]:
+    """Every run (newest first) with the series it measured at least once ok."""
+    rows = con.execute(
+        f"""SELECT r.run_id, r.started_at,
+                   list(DISTINCT i.series_key) FILTER (WHERE {_MEASURED_OK}) AS series
+            FROM runs r LEFT JOIN invocations i USING (run_id)
+            GROUP BY r.run_id, r.started_at ORDER BY r.started_at DESC, r.run_id DESC""").fetchall()
+    return [RunCoverage(run_id, started, frozenset(series or ())) for run_id, started, series in rows]
+
+
+def declared_targets(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, dict[str, Any]]:
+    """workload → {"targets", "bars"} as the run's stored config declared them."""
+    row = con.execute("SELECT config::VARCHAR FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return workload_declarations(json.loads(row[0]) if row and row[0] else {})
+
+
+def series_medians(samples: Sequence[SeriesSamples]) -> list[SeriesMedians]:
+    """Each series' medians of its samples (the input of targets and bars)."""
+    return [SeriesMedians(s.series.series_key, series_label(s.series.identity),
+                          s.series.identity["workload"],
+                          {m: median(v) for m, v in s.values.items() if v}, dict(s.better))
+            for s in samples]
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                      [name]).fetchone()
+    return bool(row and row[0])

@@ -1,0 +1,79 @@
+"""Questions answered from the results DB through the analysis core (read-only).
+
+`tidemark compare`, `gate` and `ab` and the site's Summary, Gate, Targets, workload and A/B
+pages all call these with a read-only connection, so the same question gets the same answer
+wherever it is asked: the same samples (store.reads), the same pairing, noise and verdicts
+(analysis), the same partner run and the same gate decision.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import duckdb
+
+from .analysis.compare import Report, build_report
+from .analysis.decide import GateResult, decide
+from .analysis.partner import Partner, gate_partner
+from .analysis.stats import Thresholds
+from .analysis.targets import TargetResult, evaluate
+from .errors import SelectorError, UserError
+from .gate import GateConf
+from .store import reads
+
+
+def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
+                 metrics: Sequence[str], thresholds: Thresholds,
+                 allow_different: bool = False) -> Report:
+    """Compare two runs (ids) series by series; NotComparableError when nothing pairs."""
+    if base_id == cand_id:  # e.g. right after `tidemark label latest baseline`
+        raise UserError(f"baseline and candidate are the same run {base_id}; pick another "
+                        f"baseline or candidate")
+    base = reads.load_samples(con, base_id, metrics)
+    cand = reads.load_samples(con, cand_id, metrics)
+    keys = {s.series.series_key for s in base}
+    history = reads.load_history(con, sorted(keys), metrics)
+    return build_report(reads.run_facts(con, base_id), reads.run_facts(con, cand_id), base, cand,
+                        metrics, thresholds, history, allow_different)
+
+
+def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> tuple[str | None, str]:
+    """(run the configured baseline selector names, or None and why)."""
+    if not selector:
+        return None, "no baseline is configured (baseline in the gate config)"
+    try:
+        return reads.resolve_run(con, selector), ""
+    except SelectorError as error:
+        return None, (f"the configured baseline {selector!r} names no run ({error}); mark one "
+                      f"with 'tidemark label RUN baseline'")
+
+
+def partner_of(con: duckdb.DuckDBPyConnection, cand_id: str, selector: str) -> Partner:
+    """What `cand_id` is gated against: the configured baseline, else its previous comparable run."""
+    configured, problem = resolve_baseline(con, selector)
+    return gate_partner(reads.load_coverage(con), cand_id, configured, problem)
+
+
+def check_targets(con: duckdb.DuckDBPyConnection, report: Report) -> list[TargetResult]:
+    """The candidate's declared targets and bars, series by series (bars against the same
+    series of the baseline run)."""
+    cand_id, base_id = report.cand["run_id"], report.base["run_id"]
+    declared = reads.declared_targets(con, cand_id)
+    if not declared:
+        return []
+    wanted = sorted({t.split()[0] for d in declared.values() for t in d["targets"]} |
+                    {m for d in declared.values() for m in d["bars"]})
+    observed = reads.series_medians(reads.load_samples(con, cand_id, wanted))
+    baseline = {s.series_key: s for s in
+                reads.series_medians(reads.load_samples(con, base_id, wanted))}
+    return evaluate(declared, observed, baseline, cand_id)
+
+
+def gate_runs(con: duckdb.DuckDBPyConnection, partner: Partner, cand_id: str, conf: GateConf,
+              allow_different: bool = False) -> GateResult:
+    """The gate's decision for `cand_id` against `partner` (its reasons say how it was chosen)."""
+    if partner.run_id is None:
+        raise UserError(f"nothing to gate {cand_id} against: {partner.why}")
+    report = compare_runs(con, partner.run_id, cand_id, conf.metrics, conf.thresholds,
+                          allow_different)
+    targets = check_targets(con, report) if conf.targets else []
+    return GateResult(decide(report, targets), report, tuple(targets), partner)

@@ -1,0 +1,70 @@
+"""Each series' noise as the analysis core measures it (pure), for the Noise and Methodology
+pages.
+
+The history is the site's per-run medians (`points.ops_median`, the median of each run's ok
+measured ops/s, which is what store.reads.load_history reads for `ops_per_sec`), and the noise
+is analysis.noise.series_noise over every run but the series' newest: the noise the newest run's
+verdicts were judged with on the Summary and Gate pages and by `tidemark gate`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import pandas as pd
+
+from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, series_noise
+from orchestrator.analysis.stats import Thresholds, effective_threshold
+
+from .format import MISSING, Link
+from .pages import run_href
+from .tables import Table, describe
+
+METRIC = "ops_per_sec"
+
+
+def history_from_points(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]]) -> History:
+    ok = points.dropna(subset=["ops_median"])
+    medians = {(key, METRIC): tuple(zip(group["run_id"], group["ops_median"].astype(float)))
+               for key, group in ok.groupby("series_key", sort=False)}
+    return History(medians, tuple(aa_pairs))
+
+
+def _pct(value: float | None) -> str:
+    return MISSING if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+
+
+def _within_cv(group: pd.DataFrame) -> float:
+    cvs = (group["ops_std"] / group["ops_mean"]).dropna()
+    return float(cvs.median()) if len(cvs) else float("nan")
+
+
+def noise_table(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]],
+                thresholds: Thresholds, base: str) -> Table:
+    """One row per series: its newest run, how many other runs and A/A pairs measured its
+    noise, the noise and the threshold a change of its newest run had to beat."""
+    history = history_from_points(points, aa_pairs)
+    rows = []
+    for key, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
+        last = group.iloc[-1]
+        noise = series_noise(history, key, METRIC, (last.run_id,))
+        largest = max((abs(v) for v in noise.aa_changes), default=float("nan"))
+        rows.append([Link(f"{last.workload} · {describe(last)}", run_href(last.run_id, base)),
+                     noise.runs, _pct(noise.spread), _pct(_within_cv(group)),
+                     len(noise.aa_changes), _pct(largest), _pct(noise.value),
+                     _pct(effective_threshold(thresholds, noise.value))])
+    return Table(("Series (newest run)", "Other runs", "Spread of run medians",
+                  "Spread within a run", "A/A pairs", "Largest A/A change", "Noise",
+                  "Threshold used"), rows)
+
+
+def noise_intro(thresholds: Thresholds) -> str:
+    return (f"Noise is what a change must beat. Per series, over every run but its newest: the "
+            f"spread of its per-run median ops/s (1.4826 × MAD / median, from "
+            f"{MIN_RUNS_FOR_SPREAD} runs on) and the median change of its A/A pairs (`tidemark "
+            f"ab` with one build on both sides); the larger of the two is its noise (– while "
+            f"neither is measured: {thresholds.unmeasured_noise:.0%} is then assumed). A change "
+            f"of the newest run is called only above max({thresholds.min_effect:.0%}, "
+            f"{thresholds.noise_k:g} × noise), the threshold the Summary, the Gate and `tidemark "
+            f"gate` used. Spread within a run is for context: a median of repetitions already "
+            f"averages it.")
