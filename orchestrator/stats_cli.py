@@ -153,8 +153,8 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .verdicts import compare_runs
 
     args, shared = split_ab_args(argv)
-    conf = _gate_conf(args)  # a bad config fails before running
-    thresholds = _thresholds(args, conf.thresholds)
+    gate_conf = _gate_conf(args)  # a bad config fails before running
+    thresholds = _thresholds(args, gate_conf.thresholds)
     sides = []
     for name, own in (("a", args.a), ("b", args.b)):
         overrides = [*shared, *own]
@@ -164,8 +164,9 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
     con = connect(Path(sides[0].conf.db), read_only=True)
     try:
-        report = compare_runs(con, ab["run_a"], ab["run_b"], tuple(args.metrics or conf.metrics),
-                              thresholds, allow_different=True)
+        report = compare_runs(con, ab["run_a"], ab["run_b"],
+                              tuple(args.metrics or gate_conf.metrics), thresholds,
+                              allow_different=True)
     finally:
         con.close()
     _print(report, args.format, console)

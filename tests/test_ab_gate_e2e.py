@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.plan import series_key
+from orchestrator.analysis.identity import series_key
 from orchestrator.record import Invocation, Metric
 from orchestrator.store import Store
 
@@ -29,15 +29,18 @@ def gate(tmp: Path, *args: str) -> subprocess.CompletedProcess:
     return tidemark(tmp, "gate", "--db", str(tmp / "tidemark.duckdb"), *args, check=False)
 
 
-def test_ab_aa_on_leveldb_is_no_significant_change(tmp_path):
-    proc = tidemark(tmp_path, "ab", "--seed", "11", "--format", "json", *QUIET, "--", *LEVELDB,
+def test_ab_aa_on_leveldb_is_interleaved_and_decided(tmp_path):
+    """The machinery, not a verdict: an A/A at alpha = 0.05 on this shared machine may call a
+    change (by design about one run in twenty), so only what does not depend on timing is
+    asserted."""
+    proc = tidemark(tmp_path, "ab", "--seed", "11", "--format", "json", "--", *LEVELDB,
                     "repetitions=6", f"db={tmp_path / 'tidemark.duckdb'}", f"results_dir={tmp_path}",
                     f"data_dir={tmp_path / 'data'}")
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
-    assert [r["comparison"]["verdict"] for r in report["rows"]] == ["no significant change"]
-    row = report["rows"][0]["comparison"]
-    assert row["base_n"] == row["cand_n"] == 6
-    assert row["ci_low"] < 1 < row["ci_high"]
+    (row,) = report["rows"]
+    assert row["comparison"]["verdict"] in ("no significant change", "faster", "slower")
+    assert row["comparison"]["base_n"] == row["comparison"]["cand_n"] == 6
+    assert row["comparison"]["ci_low"] <= row["comparison"]["ratio"] <= row["comparison"]["ci_high"]
     (ab_id, seed, same, schedule), = query(tmp_path, "SELECT ab_id, seed, same_build, schedule FROM ab_pairs")
     assert seed == 11 and same
     assert [r["rep"] for r in json.loads(schedule)] == [1, 2, 3, 4, 5, 6]
@@ -56,10 +59,11 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     # One DB per case: an A/A pair in the same DB would rightly raise the series' noise threshold.
     aa, reg = tmp_path / "aa", tmp_path / "reg"
     ab(aa, "repetitions=6")
-    passed = gate(aa, "--baseline", "latest~1", "--candidate", "latest", *QUIET,
-                  "--summary", str(tmp_path / "summary.md"))
-    assert passed.returncode == 0, passed.stdout + passed.stderr
-    assert "tidemark gate: pass" in (tmp_path / "summary.md").read_text()
+    # An A/A may rightly call a change now and then: the exit code and the summary must agree.
+    aa_gate = gate(aa, "--baseline", "latest~1", "--candidate", "latest", *QUIET,
+                   "--summary", str(tmp_path / "summary.md"))
+    word = {0: "pass", 1: "regression", 2: "cannot tell"}[aa_gate.returncode]
+    assert f"tidemark gate: {word}" in (tmp_path / "summary.md").read_text()
     aa_base = query(aa, "SELECT run_a FROM ab_pairs")[0][0]
     # A real regression: 40× larger values cost more per read (several times slower; a smaller
     # planted change would drown in this machine's noise at 8 repetitions, see site/power.md).
@@ -82,9 +86,10 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     conf.write_text(f"baseline: run_id={aa_base}\n")
     configured = gate(aa, "--config", str(conf), "--candidate", "label=short")
     assert configured.returncode == 2 and "not enough repetitions" in configured.stdout
-    conf.write_text("baseline: ''\n")
-    unset = gate(aa, "--config", str(conf))
-    assert unset.returncode == 2 and "no baseline: pass --baseline" in unset.stderr
+    conf.write_text("baseline: ''\n")  # none configured: the previous comparable run, said so
+    unset = gate(aa, "--config", str(conf), "--candidate", "label=short")
+    assert unset.returncode == 2 and "not enough repetitions" in unset.stdout
+    assert "baseline: no baseline is configured" in unset.stdout
     conf.write_text("baseline: colour=blue\n")
     typo = gate(aa, "--config", str(conf))
     assert typo.returncode == 2 and "unknown selector key 'colour'" in typo.stderr
@@ -102,9 +107,9 @@ def test_compare_refuses_different_machine_fingerprints(tmp_path):
                                           "r.config::VARCHAR FROM runs r JOIN machines m "
                                           "ON m.fingerprint = r.machine_fingerprint")
     other = "f" * 16
-    rows = query(tmp_path, "SELECT i.seq, i.series_key, m.value, s.params::VARCHAR, "
-                 "s.compiler_version, s.cmake_flags::VARCHAR FROM invocations i JOIN metrics m "
-                 "USING (invocation_id) JOIN series s USING (series_key) "
+    rows = query(tmp_path, "SELECT i.seq, i.series_key, m.value, s.params::VARCHAR "
+                 "FROM invocations i JOIN metrics m USING (invocation_id) "
+                 "JOIN series s USING (series_key) "
                  "WHERE i.phase = 'measured' AND m.name = 'ops_per_sec'")
     store = Store(db)
     try:
@@ -113,11 +118,10 @@ def test_compare_refuses_different_machine_fingerprints(tmp_path):
                          "status": "ok", "engine": "leveldb", "engine_version": "1.23",
                          "build_variant": "release", "machine_fingerprint": other,
                          "config": json.loads(config), "overrides": [], "notes": []})
-        for seq, key, value, params, compiler, flags in rows:
+        for seq, key, value, params in rows:
             identity = {"engine": "leveldb", "workload": "readrandom", "benchmark": "readrandom",
                         "params": json.loads(params), "threads": 1, "cache_state": "warm",
-                        "build_variant": "release", "compiler_version": compiler,
-                        "cmake_flags": json.loads(flags), "machine_fingerprint": other}
+                        "build_variant": "release", "machine_fingerprint": other}
             store.record_series(series_key(identity), identity)
             store.add_invocation(Invocation(
                 "other-machine", seq, "readrandom", "readrandom", "measured", seq, 1,
