@@ -25,7 +25,7 @@ from .import_formats import parse_result_file
 from .parse_jsonmap import parse_map_config
 from .plan import PHASE_MEASURED, series_key
 from .record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Invocation
-from .store import Store
+from .store import ImportBatch, Store
 from .tool_results import ROW_FAILED, ROW_OK, ResultRow, StoredAggregate, ToolReport
 
 _STATUS = {ROW_OK: STATUS_OK, ROW_FAILED: STATUS_FAILED}
@@ -48,19 +48,6 @@ class ImportMeta:
     workload: str = ""
     tidemark_sha: str = ""
     argv: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ImportBatch:
-    """One imported run, ready for Store.add_import."""
-
-    sha256: str
-    run: dict[str, Any]
-    machine_facts: dict[str, Any]
-    series: tuple[tuple[str, dict[str, Any]], ...]
-    invocations: tuple[Invocation, ...]
-    aggregates: tuple[StoredAggregate, ...]
-    source_meta: dict[str, Any]
 
 
 def check_date(text: str) -> str:

@@ -1,5 +1,5 @@
 """The results database: `writer` is the only module that writes it, `schema` its migrations and
 column lists, `reads` what the analysis core needs from it (read-only)."""
-from .writer import Store, connect, migrate, schema_version
+from .writer import ImportBatch, Store, connect, migrate, schema_version
 
-__all__ = ["Store", "connect", "migrate", "schema_version"]
+__all__ = ["ImportBatch", "Store", "connect", "migrate", "schema_version"]

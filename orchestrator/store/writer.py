@@ -1,22 +1,32 @@
 """The results database (DuckDB): the only writer; one commit per invocation."""
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import duckdb
 
 from ..build import Build
 from ..errors import StoreError
-from ..record import Invocation
 from ..analysis.identity import SERIES_KEYS
+from ..record import Invocation
 from ..tool_results import StoredAggregate
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
-if TYPE_CHECKING:
-    from ..importer import ImportBatch
+
+@dataclass(frozen=True)
+class ImportBatch:
+    """One imported run (orchestrator.importer builds it); Store.add_import writes all or none."""
+
+    sha256: str
+    run: dict[str, Any]
+    machine_facts: dict[str, Any]
+    series: tuple[tuple[str, dict[str, Any]], ...]
+    invocations: tuple[Invocation, ...]
+    aggregates: tuple[StoredAggregate, ...]
+    source_meta: dict[str, Any]
 
 
 def _now() -> datetime:
