@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from orchestrator.build import Build  # noqa: E402
-from orchestrator.plan import series_key  # noqa: E402
+from orchestrator.analysis.identity import series_key  # noqa: E402
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric  # noqa: E402
 from orchestrator.store import Store  # noqa: E402
 
@@ -41,8 +41,7 @@ def series_list() -> list[dict]:
                                 "params": {"num": 1000000, "value_size": value_size,
                                            "compression": "snappy"},
                                 "threads": threads, "cache_state": cache,
-                                "build_variant": "release", "compiler_version": "12.2.0",
-                                "cmake_flags": [], "machine_fingerprint": FINGERPRINT}
+                                "build_variant": "release", "machine_fingerprint": FINGERPRINT}
                     out.append({"identity": identity, "key": series_key(identity),
                                 "base": 50000.0 * threads ** 0.8 * (1000 / value_size) ** 0.3})
     return out

@@ -11,7 +11,6 @@ import json
 import duckdb
 import pandas as pd
 
-from .queries import HEADLINE_OPS
 
 # Intervals per window of a sustained run's throughput time series.
 WINDOW_INTERVALS = 5

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from markupsafe import Markup
 
 from orchestrator.gate import GateConf

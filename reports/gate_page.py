@@ -35,9 +35,9 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
     report, decision = result.report, result.decision
     old_id = report.base["run_id"]
     partner = result.partner
-    command = ["tidemark", "gate", "--candidate", new_id]
-    if partner is None or not partner.configured:
-        command[2:2] = ["--baseline", old_id]
+    configured = partner is not None and partner.configured
+    command = ["tidemark", "gate", "--baseline", verdicts.baseline.selector if configured else old_id,
+               "--candidate", new_id]
     intro = Markup(
         "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
         "series fails when its ops/s is slower by more than its threshold, max(minimum effect, "

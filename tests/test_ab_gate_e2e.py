@@ -5,11 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.analysis.identity import series_key
-from orchestrator.record import Invocation, Metric
-from orchestrator.store import Store
-
-from tests.e2e import query, tidemark
+from tests.e2e import OTHER_MACHINE, add_other_machine, query, tidemark
 
 pytestmark = pytest.mark.engine
 
@@ -101,34 +97,9 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
 def test_compare_refuses_different_machine_fingerprints(tmp_path):
     base_id = run(tmp_path, "repetitions=4")
     db = tmp_path / "tidemark.duckdb"
-    # A second machine is written through Store (this test has one host): same invocations,
-    # another fingerprint, so only the machine differs.
-    (fingerprint, facts, config), = query(tmp_path, "SELECT m.fingerprint, m.facts::VARCHAR, "
-                                          "r.config::VARCHAR FROM runs r JOIN machines m "
-                                          "ON m.fingerprint = r.machine_fingerprint")
-    other = "f" * 16
-    rows = query(tmp_path, "SELECT i.seq, i.series_key, m.value, s.params::VARCHAR "
-                 "FROM invocations i JOIN metrics m USING (invocation_id) "
-                 "JOIN series s USING (series_key) "
-                 "WHERE i.phase = 'measured' AND m.name = 'ops_per_sec'")
-    store = Store(db)
-    try:
-        store.record_machine({**json.loads(facts), "fingerprint": other, "hostname": "other-host"})
-        store.start_run({"run_id": "other-machine", "started_at": "2030-01-01T00:00:00Z",
-                         "status": "ok", "engine": "leveldb", "engine_version": "1.23",
-                         "build_variant": "release", "machine_fingerprint": other,
-                         "config": json.loads(config), "overrides": [], "notes": []})
-        for seq, key, value, params in rows:
-            identity = {"engine": "leveldb", "workload": "readrandom", "benchmark": "readrandom",
-                        "params": json.loads(params), "threads": 1, "cache_state": "warm",
-                        "build_variant": "release", "machine_fingerprint": other}
-            store.record_series(series_key(identity), identity)
-            store.add_invocation(Invocation(
-                "other-machine", seq, "readrandom", "readrandom", "measured", seq, 1,
-                json.loads(params), "warm", series_key(identity), "ok", "", 0, 1.0, 1.0, 0.0, 1,
-                None, None, (), "", (Metric("ops_per_sec", value, "ops/s", "higher"),)))
-    finally:
-        store.close()
+    (fingerprint,), = query(tmp_path, "SELECT machine_fingerprint FROM runs")
+    other = OTHER_MACHINE
+    add_other_machine(tmp_path, base_id)
     refused = tidemark(tmp_path, "compare", base_id, "other-machine", "--db", str(db), check=False)
     assert refused.returncode == 2
     assert f"machine_fingerprint: {fingerprint} vs {other}" in refused.stderr

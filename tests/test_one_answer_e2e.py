@@ -13,16 +13,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from orchestrator.analysis.identity import series_key
 from orchestrator.gate import GateConf, load_gate_conf
-from orchestrator.record import Invocation, Metric
-from orchestrator.store import Store
 from reports.comparisons import read_verdicts
 from reports.noise_table import noise_table
 from reports.pages import series_label, workload_page
 from reports.site import read_results
 from reports.tables import describe
-from tests.e2e import query, tidemark
+from tests.e2e import add_other_machine, query, tidemark
 
 pytestmark = pytest.mark.engine
 
@@ -64,38 +61,6 @@ def site_verdicts(db: Path, conf: GateConf):
         return read_verdicts(con, conf, [])
     finally:
         con.close()
-
-
-def add_other_machine(tmp: Path, base_id: str) -> str:
-    """The base run's repetitions again, written through the store as measured on another
-    machine (this test has one host): only the machine fingerprint differs."""
-    db = tmp / "tidemark.duckdb"
-    (facts, config), = query(tmp, "SELECT m.facts::VARCHAR, r.config::VARCHAR FROM runs r JOIN "
-                             "machines m ON m.fingerprint = r.machine_fingerprint WHERE run_id = ?",
-                             [base_id])
-    rows = query(tmp, "SELECT i.seq, m.value, s.params::VARCHAR, s.cache_state FROM invocations i "
-                 "JOIN metrics m USING (invocation_id) JOIN series s USING (series_key) WHERE "
-                 "i.run_id = ? AND i.phase = 'measured' AND m.name = 'ops_per_sec'", [base_id])
-    other = "f" * 16
-    store = Store(db)
-    try:
-        store.record_machine({**json.loads(facts), "fingerprint": other, "hostname": "other-host"})
-        store.start_run({"run_id": "other-machine", "started_at": "2099-01-01T00:00:00Z",
-                         "status": "ok", "engine": "leveldb", "engine_version": "1.23",
-                         "build_variant": "release", "machine_fingerprint": other,
-                         "config": json.loads(config), "overrides": [], "notes": []})
-        for seq, value, params, cache in rows:
-            identity = {"engine": "leveldb", "workload": "readrandom", "benchmark": "readrandom",
-                        "params": json.loads(params), "threads": 1, "cache_state": cache,
-                        "build_variant": "release", "machine_fingerprint": other}
-            store.record_series(series_key(identity), identity)
-            store.add_invocation(Invocation(
-                "other-machine", seq, "readrandom", "readrandom", "measured", seq, 1,
-                json.loads(params), cache, series_key(identity), "ok", "", 0, 1.0, 1.0, 0.0, 1,
-                None, None, (), "", (Metric("ops_per_sec", value, "ops/s", "higher"),)))
-    finally:
-        store.close()
-    return "other-machine"
 
 
 def one_build_pair(tmp: Path) -> tuple[str, str]:

@@ -184,15 +184,17 @@ def test_summary_and_gate_compare_with_the_configured_baseline(site: Path) -> No
 
 
 def test_a_baseline_that_matches_no_run_is_named_and_a_malformed_one_refused(site: Path) -> None:
+    from orchestrator.gate import GateConf
     from orchestrator.store import connect
-    from reports.site import resolve_baseline
+    from orchestrator.verdicts import resolve_baseline
+    from reports.site import read_results
 
     con = connect(site.parents[1] / "tidemark.duckdb", read_only=True)
     try:
-        missing = resolve_baseline(con, "label=release-9")
-        assert missing.run_id is None and "'label=release-9' matches 0 run(s)" in missing.problem
-        assert resolve_baseline(con, "").problem.startswith("No baseline is configured")
-        with pytest.raises(UserError, match="unknown selector key 'colour'"):
-            resolve_baseline(con, "colour=blue")
+        run, problem = resolve_baseline(con, "label=release-9")
+        assert run is None and "'label=release-9' matches 0 run(s)" in problem
+        assert resolve_baseline(con, "")[1].startswith("no baseline is configured")
     finally:
         con.close()
+    with pytest.raises(UserError, match="unknown selector key 'colour'"):
+        read_results(site.parents[1] / "tidemark.duckdb", GateConf(baseline="colour=blue"))
