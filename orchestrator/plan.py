@@ -17,7 +17,7 @@ PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
 PHASE_MEASURED = "measured"
 PHASE_CALLGRIND = "callgrind"  # instruction count under valgrind; never in timing statistics
-FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/gbench_runner.py)
+FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/runners/gbench.py)
 # The untimed pass that reads every key once, to bring the data set into the page cache.
 WARM_PASS_BENCHMARK = "readseq"
 
@@ -230,17 +230,3 @@ def series_identity(engine: str, step: Step, build_variant: str, compiler_versio
 
 def series_key(identity: dict[str, Any]) -> str:
     return short_hash(identity, 16)
-
-
-def residency_violation(pct: float, min_pct: float | None, max_pct: float | None) -> str:
-    """Why a measured residency breaks the cache state's bounds, or '' when it holds."""
-    if max_pct is not None and pct > max_pct:
-        return f"page-cache residency {pct:.1f}% > {max_pct:g}% allowed for this cache state"
-    if min_pct is not None and pct < min_pct:
-        return f"page-cache residency {pct:.1f}% < {min_pct:g}% required for this cache state"
-    return ""
-
-
-def hot_block_cache_bytes(data_bytes: int, configured: int) -> int:
-    """A block cache that holds the whole data set: blocks are cached uncompressed (≈2× on disk)."""
-    return max(configured, 3 * data_bytes + (8 << 20))

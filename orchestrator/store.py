@@ -13,7 +13,7 @@ from .build import Build
 from .errors import StoreError
 from .record import Invocation
 from .store_schema import LATEST_VERSION, MIGRATIONS
-from .tool_results import StoredAggregate
+from .adapters.results import StoredAggregate
 
 if TYPE_CHECKING:
     from .importer import ImportBatch

@@ -1,5 +1,5 @@
 """perf stat CSV (pure), on a file captured on this kind of machine (software events only)."""
-from orchestrator.parse_perf import parse_perf_csv, perf_command
+from orchestrator.adapters.perf_csv import parse_perf_csv, perf_command
 from tests.conftest import read_data
 
 
