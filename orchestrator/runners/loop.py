@@ -64,7 +64,7 @@ def run_steps(items: Sequence[tuple[RunContext, Step]], store: InvocationStore,
     up to keep them unique.
     """
     runner_for = runner_for or host_step_runner
-    for ctx in dict.fromkeys(ctx for ctx, _ in items):
+    for ctx in {id(ctx): ctx for ctx, _ in items}.values():  # a context holds a dict: unhashable
         ctx.logs_dir.mkdir(parents=True, exist_ok=True)
         ctx.data_dir.mkdir(parents=True, exist_ok=True)
     failed_points: dict[tuple[str, int], str] = {}
