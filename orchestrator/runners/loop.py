@@ -48,7 +48,10 @@ def _raised(ctx: RunContext, step: Step, exc: Exception) -> StepOutcome:
 
 def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
     try:
-        return runner.run(ctx, step)
+        outcome = runner.run(ctx, step)
+        if not outcome.records:  # every step leaves a record, or a failure would vanish
+            raise RuntimeError(f"{type(runner).__name__} returned no invocation for step {step.seq}")
+        return outcome
     except ConfigError:
         raise  # the plan itself is wrong (every later step would fail alike): stop, say the fix
     except Exception as exc:  # noqa: BLE001 - any other failure is this step's record
