@@ -23,9 +23,10 @@ def ab_paths(tmp: Path) -> list[str]:
 
 
 def measured_order(tmp: Path, run_ids: tuple[str, str]) -> str:
-    """The sides ('a'/'b') of the measured processes in the order they started."""
+    """The sides ('a'/'b') of the measured processes in the order they started (the rows of one
+    harness process share its start)."""
     rows = query(tmp, "SELECT run_id FROM invocations WHERE phase = 'measured' AND run_id IN (?, ?) "
-                      "GROUP BY run_id, seq, started_at ORDER BY started_at", list(run_ids))
+                      "GROUP BY run_id, started_at ORDER BY started_at", list(run_ids))
     return "".join("a" if run_id == run_ids[0] else "b" for (run_id,) in rows)
 
 
