@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import random
 import secrets
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,18 @@ from typing import Any
 from rich.console import Console
 
 from . import machine
+from .build import Build
+from .cgroup import Cgroup, remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError
-from .job import _build, _pin_orchestrator, _run_record, check_machine, check_pin_cpus, new_run_id
+from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
+                       check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
+                       remove_run_data, run_context, run_record)
 from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
 from .progress import RunProgress
-from .record import STATUS_OK, Invocation
-from .runner import RunContext, remove_data, run_step, skipped, step_identity
+from .record import STATUS_OK
+from .runners.context import RunContext
+from .runners.loop import run_steps
 from .schema import TidemarkConf
 from .store import Store
 
@@ -83,47 +87,23 @@ def rounds_record(order: list[tuple[str, Step]]) -> list[dict[str, Any]]:
     return [{"point": p, "rep": r, "order": o} for (p, r), o in rounds.items()]
 
 
-def _context(side: Side, run_id: str, plan: RunPlan, build: Any, fingerprint: str,
-             pin: tuple[int, ...], counters: bool) -> RunContext:
-    conf = side.conf
-    return RunContext(run_id=run_id, plan=plan, build=build, machine_fingerprint=fingerprint,
-                      pin_cpus=pin, run_env=dict(conf.build.run_env),
-                      allow_drop_caches=conf.machine.allow_drop_caches,
-                      logs_dir=Path(conf.results_dir) / "logs" / run_id,
-                      data_dir=Path(conf.data_dir).expanduser() / run_id, counters=counters)
-
-
-def _execute(order: list[tuple[str, Step]], ctxs: dict[str, RunContext], store: Store,
-             console: Console) -> dict[str, list[Invocation]]:
-    """Run the interleaved order; a failed setup skips the rest of its side's point."""
-    failed: dict[tuple[str, int], str] = {}
-    done: dict[str, list[Invocation]] = {"a": [], "b": []}
-    for ctx in ctxs.values():
-        ctx.logs_dir.mkdir(parents=True, exist_ok=True)
-        ctx.data_dir.mkdir(parents=True, exist_ok=True)
-    with RunProgress(console, len(order)) as progress:
-        for index, (side, step) in enumerate(order, start=1):
-            ctx = ctxs[side]
-            progress.step_started(step, index, len(order))
-            reason = failed.get((side, step.point))
-            inv = skipped(ctx, step, reason) if reason else run_step(ctx, step)
-            if inv.status != STATUS_OK and step.phase == PHASE_SETUP:
-                failed[(side, step.point)] = f"setup step {step.seq} ({step.benchmark}) {inv.status}"
-            store.record_series(inv.series_key, step_identity(ctx, step))
-            store.add_invocation(inv)
-            done[side].append(inv)
-            progress.step_finished(inv)
-    return done
-
-
-def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Any,
+def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
                facts: dict[str, Any], notes: list[str], ab_id: str) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
-    record = _run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
+    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
+
+
+def _run_interleaved(order: list[tuple[str, Step]], ctxs: dict[str, RunContext], store: Store,
+                     console: Console) -> str:
+    """Both sides through the one run loop in the scheduled order; the run status."""
+    items = [(ctxs[side], step) for side, step in order]
+    with RunProgress(console, len(items)) as progress:
+        done = run_steps(items, store, progress)
+    return "ok" if all(i.status == STATUS_OK for i in done) else "partial"
 
 
 def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[str, Any]:
@@ -138,9 +118,10 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     facts = machine.capture_facts(Path(a.conf.data_dir).expanduser())
     notes = check_machine(a.conf, facts)
     pin = check_pin_cpus(a.conf.machine.pin_cpus)
-    _pin_orchestrator(a.conf.machine.orchestrator_cpus)
-    builds = {s.name: _build(s.conf, Path(s.conf.cache_dir).expanduser(), console) for s in sides}
-    counters = a.conf.counters and shutil.which("perf") is not None
+    pin_orchestrator(a.conf.machine.orchestrator_cpus)
+    builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
+    harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
+                 for s in sides}
     base_id = new_run_id()
     run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
     ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,
@@ -148,28 +129,33 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
           # sides; only such pairs feed the noise model (a planted change is not noise).
           "same_build": builds["a"].build_id == builds["b"].build_id and a.config == b.config,
           "overrides_a": a.overrides, "overrides_b": b.overrides, "schedule": rounds_record(order)}
-    store = Store(Path(a.conf.db))
+    groups: dict[str, Cgroup | None] = {}
     ctxs: dict[str, RunContext] = {}
     before: dict[str, Any] = {}
+    store = Store(Path(a.conf.db))
     try:
         store.record_machine(facts)
         for s in sides:
+            groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin)
             before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
                                         facts, notes, ab["ab_id"])
-            ctxs[s.name] = _context(s, run_ids[s.name], plans[s.name], builds[s.name],
-                                    facts["fingerprint"], pin, counters)
+            ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
+                                       facts["fingerprint"], pin, groups[s.name],
+                                       harnesses[s.name])
         store.record_ab(ab)
         status = "interrupted"
         try:
-            done = _execute(order, ctxs, store, console)
-            status = "ok" if all(i.status == STATUS_OK for v in done.values() for i in v) else "partial"
+            status = _run_interleaved(order, ctxs, store, console)
         finally:
             after = machine.capture_state()
             for name, ctx in ctxs.items():
                 store.finish_run(ctx.run_id, status, {**before[name], "after": after})
                 if not a.conf.keep_data:
-                    remove_data(ctx.data_dir)
+                    remove_run_data(ctx)
     finally:
         store.close()
+        for group in groups.values():
+            if group:
+                remove_cgroup(group)
     console.print(f"ab {ab['ab_id']}: {status}; a = {run_ids['a']}, b = {run_ids['b']}, seed {seed}")
     return ab

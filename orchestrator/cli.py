@@ -170,14 +170,15 @@ def label_command(argv: list[str]) -> None:
 
 
 def import_command(argv: list[str]) -> None:
-    from .import_formats import FORMATS
-    from .importer import ImportMeta, check_date, import_file
-    from .job import tidemark_sha
+    from .adapters.registry import IMPORT_FORMATS
+    from .importer import ImportMeta, check_date, read_import_file, store_import
+    from .jobsetup import tidemark_sha
+    from .store import Store
 
     parser = argparse.ArgumentParser(prog="tidemark import",
                                      description="Add an existing result file to history as one run.")
     parser.add_argument("file", type=Path)
-    parser.add_argument("--format", required=True, choices=FORMATS)
+    parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
     parser.add_argument("--map", default="", help="json_map config (YAML)")
     for option in ("machine", "engine", "engine-version", "label", "workload"):
         parser.add_argument(f"--{option}", default="")
@@ -189,11 +190,15 @@ def import_command(argv: list[str]) -> None:
                       machine=args.machine, engine=args.engine, engine_version=args.engine_version,
                       date=check_date(args.date) if args.date else "", label=args.label,
                       workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
-    run_id, added, batch = import_file(args.file, meta, args.db, args.map, args.threads)
+    batch = read_import_file(args.file, meta, args.map, args.threads)
+    store = Store(args.db)
+    try:
+        run_id, added = store_import(store, batch)
+    finally:
+        store.close()
     if not added:
         console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
         return
-    assert batch is not None
     console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
                   f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)
 

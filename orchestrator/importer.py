@@ -16,17 +16,18 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
+from .adapters.json_map import parse_map_config
+from .adapters.registry import parse_result_file
+from .adapters.results import ROW_FAILED, ROW_OK, ParseRequest, ResultRow, StoredAggregate, ToolReport
 from .errors import ConfigError
-from .import_formats import parse_result_file
-from .parse_jsonmap import parse_map_config
-from .plan import PHASE_MEASURED, series_key
+from .analysis.identity import series_key
+from .plan import PHASE_MEASURED
 from .record import STATUS_FAILED, STATUS_OK, STATUS_SKIPPED, Invocation
-from .store import ImportBatch, Store
-from .tool_results import ROW_FAILED, ROW_OK, ResultRow, StoredAggregate, ToolReport
+from .store import ImportBatch
 
 _STATUS = {ROW_OK: STATUS_OK, ROW_FAILED: STATUS_FAILED}
 _DEFAULT_ENGINE = {"db_bench_rocksdb": "rocksdb", "db_bench_leveldb": "leveldb"}
@@ -84,7 +85,7 @@ def _invocation(run_id: str, seq: int, row: ResultRow, workload: str, key: str,
         series_key=key, status=_STATUS.get(row.status, STATUS_SKIPPED), error=row.error,
         exit_code=None, wall_s=0.0, user_s=0.0, sys_s=0.0, max_rss_kb=0, started_at=None,
         ended_at=None, command=(), log_path=meta.source_path, metrics=row.metrics,
-        notes=row.notes, conditions={"imported_from": meta.source_path, "format": meta.fmt})
+        histograms=row.histograms, series=row.series, notes=row.notes, conditions={"imported_from": meta.source_path, "format": meta.fmt})
 
 
 def build_import_batch(report: ToolReport, meta: ImportMeta, imported_at: str) -> ImportBatch:
@@ -134,9 +135,9 @@ def read_map(path: str) -> Any:
         raise ConfigError(f"--map {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
 
 
-def import_file(path: Path, meta: ImportMeta, db: Path, map_path: str = "",
-                threads: int = 1) -> tuple[str, bool, ImportBatch | None]:
-    """(run_id, added, batch): parse fully first, then write all of it or nothing."""
+def read_import_file(path: Path, meta: ImportMeta, map_path: str = "",
+                     threads: int = 1) -> ImportBatch:
+    """Read and parse the whole file (validation) before anything is written."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -144,17 +145,24 @@ def import_file(path: Path, meta: ImportMeta, db: Path, map_path: str = "",
     meta = ImportMeta(**{**meta.__dict__, "sha256": hashlib.sha256(data).hexdigest(),
                          "source_path": str(path.resolve())})
     json_map = read_map(map_path) if map_path else None
-    report = parse_result_file(meta.fmt, data.decode("utf-8", errors="replace"), path.name,
-                               json_map, threads)
+    request = ParseRequest(source=path.name, threads=threads, json_map=json_map)
+    report = parse_result_file(meta.fmt, data.decode("utf-8", errors="replace"), request)
     if meta.date == "" and isinstance(report.context.get("date"), str):
         meta = ImportMeta(**{**meta.__dict__, "date": check_date(report.context["date"])})
-    batch = build_import_batch(report, meta, datetime.now(timezone.utc).isoformat())
-    store = Store(db)
-    try:
-        existing = store.find_import(meta.sha256)
-        if existing:
-            return existing, False, None
-        store.add_import(batch)
-    finally:
-        store.close()
-    return batch.run["run_id"], True, batch
+    return build_import_batch(report, meta, datetime.now(timezone.utc).isoformat())
+
+
+class ImportStore(Protocol):
+    """The part of store.Store an import writes through (one transaction per file)."""
+
+    def find_import(self, sha256: str) -> str | None: ...
+    def add_import(self, batch: ImportBatch) -> None: ...
+
+
+def store_import(store: ImportStore, batch: ImportBatch) -> tuple[str, bool]:
+    """(run_id, added): a file already imported (same sha256) adds nothing."""
+    existing = store.find_import(batch.sha256)
+    if existing:
+        return existing, False
+    store.add_import(batch)
+    return batch.run["run_id"], True

@@ -10,7 +10,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .analysis.identity import series_key  # noqa: F401  (re-exported: plan names series)
 from .errors import ConfigError
 from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
 
@@ -18,7 +17,7 @@ PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
 PHASE_MEASURED = "measured"
 PHASE_CALLGRIND = "callgrind"  # instruction count under valgrind; never in timing statistics
-FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/gbench_runner.py)
+FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/runners/gbench.py)
 # The untimed pass that reads every key once, to bring the data set into the page cache.
 WARM_PASS_BENCHMARK = "readseq"
 
@@ -227,17 +226,3 @@ def series_identity(engine: str, step: Step, build_variant: str,
     return {"engine": engine, "workload": step.workload, "benchmark": step.benchmark,
             "params": step.params_dict, "threads": step.threads, "cache_state": step.cache_state,
             "build_variant": build_variant, "machine_fingerprint": machine_fingerprint}
-
-
-def residency_violation(pct: float, min_pct: float | None, max_pct: float | None) -> str:
-    """Why a measured residency breaks the cache state's bounds, or '' when it holds."""
-    if max_pct is not None and pct > max_pct:
-        return f"page-cache residency {pct:.1f}% > {max_pct:g}% allowed for this cache state"
-    if min_pct is not None and pct < min_pct:
-        return f"page-cache residency {pct:.1f}% < {min_pct:g}% required for this cache state"
-    return ""
-
-
-def hot_block_cache_bytes(data_bytes: int, configured: int) -> int:
-    """A block cache that holds the whole data set: blocks are cached uncompressed (≈2× on disk)."""
-    return max(configured, 3 * data_bytes + (8 << 20))

@@ -41,7 +41,7 @@ class BuildProgress:
 
 
 class RunProgress:
-    """Reporter for runner.execute_plan: one bar over every invocation of the plan."""
+    """Reporter for runners.loop.run_steps: one bar over every step of the run (or of both ab sides)."""
 
     def __init__(self, console: Console, total: int):
         self.console = console

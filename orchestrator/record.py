@@ -38,20 +38,6 @@ class TimeSeries:
 
 
 @dataclass(frozen=True)
-class ParsedOutput:
-    """What a parser extracted from one process's output."""
-
-    benchmark: str
-    metrics: tuple[Metric, ...]
-    histograms: tuple[Histogram, ...] = ()
-    series: tuple[TimeSeries, ...] = ()
-    notes: tuple[str, ...] = ()  # e.g. "(4985 of 5000 found)"
-
-    def metric(self, name: str) -> float | None:
-        return next((m.value for m in self.metrics if m.name == name), None)
-
-
-@dataclass(frozen=True)
 class ProcessResult:
     """Raw facts of one finished process (side-effect module `execute` makes these)."""
 

@@ -1,8 +1,7 @@
 """Page-cache residency on a real file, before and after eviction."""
 import os
 
-from orchestrator.cachestate import evict_page_cache, measure_residency, parse_fincore_raw
-from orchestrator.plan import residency_violation
+from orchestrator.runners.cache import evict_page_cache, measure_residency, parse_fincore_raw, residency_violation
 
 
 def test_fresh_dirty_file_is_resident_and_eviction_after_sync_empties_it(tmp_path):

@@ -9,9 +9,9 @@ from conftest import read_data
 from orchestrator.errors import BuildError
 from orchestrator.gbench_command import gbench_command
 from orchestrator.harness_build import link_libraries_from_ninja
-from orchestrator.parse_gbench import parse_gbench_json
+from orchestrator.adapters.gbench_json import parse_gbench_json
 from orchestrator.plan import FORMAT_GBENCH, make_plan
-from orchestrator.tool_results import ROW_FAILED
+from orchestrator.adapters.results import ROW_FAILED
 
 NINJA = """build db_bench: CXX_EXECUTABLE_LINKER__db_bench_Release CMakeFiles/db_bench.dir/tools/db_bench.cc.o | librocksdb.a
   FLAGS = -O3 -DNDEBUG

@@ -7,8 +7,8 @@ import pytest
 
 from conftest import read_data
 from orchestrator.errors import EngineOutputError
-from orchestrator.parse_gbench import parse_gbench_json
-from orchestrator.tool_results import ROW_FAILED, ROW_OK, ROW_SKIPPED, strip_threads
+from orchestrator.adapters.gbench_json import parse_gbench_json
+from orchestrator.adapters.results import ROW_FAILED, ROW_OK, ROW_SKIPPED, strip_threads
 
 DEMO = "gbench/demo_reps3_libbenchmark1.7.1.json"
 

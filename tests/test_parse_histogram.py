@@ -1,7 +1,7 @@
 """Percentiles from bucket tables (pure), table-driven."""
 import pytest
 
-from orchestrator.parse_histogram import bucket_percentile, percentile_label
+from orchestrator.adapters.db_bench_histogram import bucket_percentile, percentile_label
 
 BUCKETS = ((0.0, 1.0, 10), (1.0, 2.0, 80), (2.0, 4.0, 10))
 

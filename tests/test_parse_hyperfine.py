@@ -7,8 +7,8 @@ import pytest
 
 from conftest import read_data
 from orchestrator.errors import EngineOutputError
-from orchestrator.parse_hyperfine import parse_hyperfine_json
-from orchestrator.tool_results import ROW_FAILED, ROW_OK
+from orchestrator.adapters.hyperfine_json import parse_hyperfine_json
+from orchestrator.adapters.results import ROW_FAILED, ROW_OK
 
 
 def test_times_are_repetitions_and_statistics_are_aggregates():

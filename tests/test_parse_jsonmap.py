@@ -8,7 +8,7 @@ import yaml
 
 from conftest import read_data
 from orchestrator.errors import ConfigError, EngineOutputError
-from orchestrator.parse_jsonmap import parse_json_map, parse_map_config
+from orchestrator.adapters.json_map import parse_json_map, parse_map_config
 
 ISSUE_LINE = '{"name": "Ingestion_SmallDocument", "duration_ms_median": 0.20, "ops_per_sec": 5068}'
 SCALAR_MAP = {"name": "name", "values": {"duration_ms_median": {"unit": "ms", "better": "lower"},

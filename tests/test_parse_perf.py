@@ -1,5 +1,5 @@
 """perf stat CSV (pure), on a file captured on this kind of machine (software events only)."""
-from orchestrator.parse_perf import parse_perf_csv, perf_command
+from orchestrator.adapters.perf_csv import parse_perf_csv, perf_command
 from tests.conftest import read_data
 
 
@@ -26,3 +26,13 @@ def test_wrapper_keeps_the_engine_argv_after_the_separator():
     argv = perf_command(["db_bench", "--num=5"], "/tmp/p.csv")
     assert argv[:5] == ["perf", "stat", "-x,", "-o", "/tmp/p.csv"]
     assert argv[-3:] == ["--", "db_bench", "--num=5"]
+
+
+def test_a_file_without_any_counter_line_is_an_error():
+    import pytest
+
+    from orchestrator.errors import EngineOutputError
+
+    for text in ("", "# started on Sun Nov 22 19:42:41 2026\n\n", "Error:\nAccess to performance monitoring\n"):
+        with pytest.raises(EngineOutputError, match="no counter line"):
+            parse_perf_csv(text)

@@ -2,13 +2,13 @@
 import pytest
 
 from orchestrator.errors import EngineOutputError
-from orchestrator.parse import parse_engine_output
-from orchestrator.parse_rocksdb import parse_report_csv
+from orchestrator.adapters.registry import parse_db_bench_step
+from orchestrator.adapters.rocksdb_db_bench import parse_report_csv
 from tests.conftest import read_data
 
 
 def parse(name, benchmark, threads, csv=""):
-    return parse_engine_output("rocksdb", read_data(f"rocksdb/{name}.stdout"), benchmark, threads, csv)
+    return parse_db_bench_step("rocksdb", read_data(f"rocksdb/{name}.stdout"), benchmark, threads, csv)
 
 
 def test_two_thread_readrandom_fields_and_printed_percentiles():
@@ -58,17 +58,17 @@ def test_each_benchmark_parses_with_its_histogram(name, benchmark, op):
 def test_result_line_without_ops_fields_is_a_parse_error():
     text = "readrandom   :       2.538 micros/op; (5 of 5 found)\n"
     with pytest.raises(EngineOutputError, match="lacks 'N ops/sec"):
-        parse_engine_output("rocksdb", text, "readrandom", 1)
+        parse_db_bench_step("rocksdb", text, "readrandom", 1)
 
 
 def test_output_cut_before_the_result_line_is_a_parse_error():
     text = read_data("rocksdb/readrandom_t2.stdout").split("readrandom   :")[0]
     with pytest.raises(EngineOutputError, match="no 'readrandom : ... micros/op' line"):
-        parse_engine_output("rocksdb", text, "readrandom", 2)
+        parse_db_bench_step("rocksdb", text, "readrandom", 2)
 
 
 def test_histogram_cut_after_count_line_is_a_parse_error():
     text = read_data("rocksdb/readrandom_t2.stdout")
     cut = text[: text.index("Min: 0")]
     with pytest.raises(EngineOutputError, match="lacks its Count/Min lines"):
-        parse_engine_output("rocksdb", cut, "readrandom", 2)
+        parse_db_bench_step("rocksdb", cut, "readrandom", 2)

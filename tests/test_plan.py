@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.analysis.identity import series_key
 from orchestrator.errors import ConfigError
-from orchestrator.plan import (PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, make_plan,
-                               series_identity, series_key)
+from orchestrator.plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, make_plan, series_identity
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 

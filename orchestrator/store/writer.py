@@ -12,7 +12,7 @@ from ..build import Build
 from ..errors import StoreError
 from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
-from ..tool_results import StoredAggregate
+from ..adapters.results import StoredAggregate
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 

@@ -8,11 +8,12 @@ percentile line: percentiles are interpolated from the buckets.
 """
 from __future__ import annotations
 
-from .parse_dbbench import common_metrics, find_result_line, parse_latency
-from .record import HIGHER, Metric, ParsedOutput
+from ..record import HIGHER, Metric
+from .db_bench_text import benchmark_row, common_metrics, db_bench_report, find_result_line, parse_latency
+from .results import ParseRequest, ResultRow, ToolReport
 
 
-def parse_leveldb(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ParsedOutput:
+def parse_leveldb_row(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ResultRow:
     del report_csv  # LevelDB writes no interval report
     micros, rest, section = find_result_line(stdout, benchmark)
     metrics, notes = common_metrics(micros, rest)
@@ -22,5 +23,14 @@ def parse_leveldb(stdout: str, benchmark: str, threads: int, report_csv: str = "
         Metric("per_thread_ops_per_sec", per_thread, "ops/s", HIGHER),
     ]
     latency, histograms = parse_latency(section)
-    return ParsedOutput(benchmark=benchmark, metrics=tuple(metrics + latency),
-                        histograms=tuple(histograms), notes=tuple(notes))
+    return benchmark_row(benchmark, threads, metrics + latency, histograms, notes)
+
+
+class LevelDbBenchAdapter:
+    """LevelDB db_bench stdout (a run's step or an imported log)."""
+
+    fmt = "db_bench_leveldb"
+    importable = True
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        return db_bench_report(self.fmt, text, request, parse_leveldb_row)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import EngineOutputError
+from ..errors import EngineOutputError
 
 HEADER = re.compile(r"^Microseconds per (\w[\w ]*):\s*$")
 COUNT = re.compile(r"^Count:\s*(\d+)\s+Average:\s*([\d.]+)\s+StdDev:\s*([\d.]+)")

@@ -27,10 +27,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .errors import ConfigError, EngineOutputError
-from .parse_gbench import load_json
-from .record import HIGHER, LOWER, Metric
-from .tool_results import ROW_OK, AggregateRow, ResultRow, ToolReport
+from ..errors import ConfigError, EngineOutputError
+from ..record import HIGHER, LOWER, Metric
+from .gbench_json import load_json
+from .results import ROW_OK, AggregateRow, ParseRequest, ResultRow, ToolReport
 
 
 @dataclass(frozen=True)
@@ -182,3 +182,16 @@ def parse_json_map(text: str, cfg: JsonMap, source: str = "json_map file") -> To
         raise EngineOutputError(f"{source}: no records; is the layout ({cfg.layout}) right?")
     return ToolReport("json_map", tuple(rows), tuple(aggregates),
                       {"map": dataclasses.asdict(cfg)})
+
+
+class JsonMapAdapter:
+    """JSON or JSONL written by any harness, read through a user-given field map (--map)."""
+
+    fmt = "json_map"
+    importable = True
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        if request.json_map is None:
+            raise ConfigError("--format json_map needs --map CONFIG.yaml naming the fields "
+                              "(see orchestrator/adapters/json_map.py)")
+        return parse_json_map(text, request.json_map, request.source)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import re
 
-from .errors import EngineOutputError
-from .record import LOWER, Metric
+from ..errors import EngineOutputError
+from ..record import LOWER, Metric
+from .results import ROW_OK, ParseRequest, ResultRow, ToolReport
 
 COLLECTED = re.compile(r"^==\d+== Collected : (\d+)", re.MULTILINE)
 
@@ -24,3 +25,15 @@ def parse_callgrind_total(stderr: str, operations: float | None) -> list[Metric]
     if operations:
         metrics.append(Metric("instructions_per_op", total / operations, "Ir/op", LOWER))
     return metrics
+
+
+class CallgrindAdapter:
+    """valgrind's stderr: one row ("process") with the instruction totals."""
+
+    fmt = "callgrind"
+    importable = False  # an instruction count of a process the runner wrapped
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        metrics = parse_callgrind_total(text, request.operations)
+        return ToolReport(self.fmt, (ResultRow("process", 1, request.threads, ROW_OK, "",
+                                               tuple(metrics)),))

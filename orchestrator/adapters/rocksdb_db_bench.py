@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from .errors import EngineOutputError
-from .parse_dbbench import common_metrics, find_result_line, parse_latency
-from .record import HIGHER, LOWER, Metric, ParsedOutput, TimeSeries
+from ..errors import EngineOutputError
+from ..record import HIGHER, LOWER, Metric, TimeSeries
+from .db_bench_text import benchmark_row, common_metrics, db_bench_report, find_result_line, parse_latency
+from .results import ParseRequest, ResultRow, ToolReport
 
 OPS_FIELDS = re.compile(r"^\s*(\d+) ops/sec\s+([\d.]+) seconds\s+(\d+) operations;")
 
@@ -35,7 +36,7 @@ def parse_report_csv(text: str) -> TimeSeries | None:
     return TimeSeries("interval_qps", tuple(points)) if points else None
 
 
-def parse_rocksdb(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ParsedOutput:
+def parse_rocksdb_row(stdout: str, benchmark: str, threads: int, report_csv: str = "") -> ResultRow:
     micros, rest, section = find_result_line(stdout, benchmark)
     fields = OPS_FIELDS.match(rest)
     if not fields:
@@ -51,6 +52,15 @@ def parse_rocksdb(stdout: str, benchmark: str, threads: int, report_csv: str = "
     ]
     latency, histograms = parse_latency(section)
     series = parse_report_csv(report_csv)
-    return ParsedOutput(benchmark=benchmark, metrics=tuple(metrics + latency),
-                        histograms=tuple(histograms), series=(series,) if series else (),
-                        notes=tuple(notes))
+    return benchmark_row(benchmark, threads, metrics + latency, histograms, notes,
+                         (series,) if series else ())
+
+
+class RocksDbBenchAdapter:
+    """RocksDB db_bench stdout (a run's step or an imported log)."""
+
+    fmt = "db_bench_rocksdb"
+    importable = True
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        return db_bench_report(self.fmt, text, request, parse_rocksdb_row)

@@ -1,11 +1,16 @@
-"""Shared pieces of the db_bench parsers (pure): the result line and histogram metrics."""
+"""db_bench text output, both engines (pure): the result line, its common fields, histogram
+metrics, and the report of a whole log. The engine-specific fields are read in
+rocksdb_db_bench.py and leveldb_db_bench.py; the histogram table in db_bench_histogram.py.
+"""
 from __future__ import annotations
 
 import re
+from typing import Callable
 
-from .errors import EngineOutputError
-from .parse_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
-from .record import HIGHER, LOWER, Histogram, Metric
+from ..errors import EngineOutputError
+from ..record import HIGHER, LOWER, Histogram, Metric
+from .db_bench_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
+from .results import ROW_OK, ParseRequest, ResultRow, ToolReport
 
 # `readrandom   :       4.399 micros/op ...`: both engines pad the name with %-12s.
 RESULT_LINE = re.compile(r"^(\w[\w\[\]\-]*)\s*:\s+([\d.]+) micros/op(.*)$")
@@ -66,3 +71,33 @@ def common_metrics(micros_per_op: float, rest: str) -> tuple[list[Metric], list[
 
 def parse_latency(stdout: str) -> tuple[list[Metric], list[Histogram]]:
     return histogram_metrics(parse_histograms(stdout))
+
+
+RowParser = Callable[[str, str, int, str], ResultRow]  # (stdout, benchmark, threads, report_csv)
+
+
+def result_names(text: str) -> list[str]:
+    """Each benchmark with a result line, once, in order of appearance."""
+    names = [m.group(1) for line in text.splitlines() if (m := RESULT_LINE.match(line.strip()))]
+    return list(dict.fromkeys(names))
+
+
+def db_bench_report(fmt: str, text: str, request: ParseRequest, parse_row: RowParser) -> ToolReport:
+    """The requested benchmark's row (a run's step), or one row per result line (an import).
+
+    RocksDB's `[AVG N runs]`-style lines do not match the result pattern and are ignored.
+    """
+    if request.benchmark:
+        row = parse_row(text, request.benchmark, request.threads, request.report_csv)
+        return ToolReport(fmt, (row,))
+    names = result_names(text)
+    if not names:
+        raise EngineOutputError(f"{request.source}: no 'NAME : N micros/op' line; is this "
+                                f"db_bench stdout ({fmt})?")
+    return ToolReport(fmt, tuple(parse_row(text, name, request.threads, "") for name in names))
+
+
+def benchmark_row(benchmark: str, threads: int, metrics: list[Metric], histograms: list[Histogram],
+                  notes: list[str], series: tuple = ()) -> ResultRow:
+    return ResultRow(benchmark, 1, threads, ROW_OK, "", tuple(metrics), notes=tuple(notes),
+                     histograms=tuple(histograms), series=series)

@@ -1,9 +1,10 @@
-"""What a benchmark tool's result file holds, tool-neutral (frozen records, pure).
+"""The one result shape every output adapter returns (frozen records, pure).
 
-The adapters (parse_gbench, parse_hyperfine, parse_jsonmap, and the db_bench log importer) turn
-a file into a ToolReport; the runner and the importer turn its rows into invocation records.
-A repetition is a row measured once; an aggregate (mean, median, stddev, cv, a custom
-statistic, Big-O, RMS) is computed by the tool from repetitions and is never counted as one.
+Every adapter (db_bench text, Google Benchmark JSON, hyperfine JSON, json_map, perf CSV,
+callgrind) turns a process's output or a result file into a ToolReport; the step runners and
+`tidemark import` turn its rows into invocation records. A repetition is a row measured once;
+an aggregate (mean, median, stddev, cv, a custom statistic, Big-O, RMS) is computed by the tool
+from repetitions and is never counted as one.
 """
 from __future__ import annotations
 
@@ -12,11 +13,25 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .record import Metric
+from ..record import Histogram, Metric, TimeSeries
 
 ROW_OK = "ok"
 ROW_FAILED = "failed"  # the tool reported an error for this row
 ROW_SKIPPED = "skipped"  # the tool skipped this row on purpose
+
+
+
+@dataclass(frozen=True)
+class ParseRequest:
+    """What the caller knows about an output besides its text; each adapter reads what it needs."""
+
+    source: str = "output"  # the file name, for error messages
+    benchmark: str = ""  # db_bench: the step's benchmark; "" reads every result line (import)
+    threads: int = 1  # db_bench: the process's thread count (its output does not say)
+    report_csv: str = ""  # RocksDB's --report_file (interval throughput)
+    json_map: Any = None  # json_map: the parsed --map config (a json_map.JsonMap)
+    operations: float | None = None  # callgrind: operations of the process, for Ir/op
+
 
 # A name segment such as "threads:4" in "BM_Get/1024/threads:4/real_time".
 _THREADS_SEGMENT = re.compile(r"/threads:(\d+)(?=/|$)")
@@ -34,10 +49,15 @@ class ResultRow:
     metrics: tuple[Metric, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()  # sorted (name, value) pairs
     notes: tuple[str, ...] = ()
+    histograms: tuple[Histogram, ...] = ()  # latency buckets as the tool printed them
+    series: tuple[TimeSeries, ...] = ()  # e.g. RocksDB's interval throughput
 
     @property
     def params_dict(self) -> dict[str, Any]:
         return dict(self.params)
+
+    def metric(self, name: str) -> float | None:
+        return next((m.value for m in self.metrics if m.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -56,7 +76,7 @@ class AggregateRow:
 class ToolReport:
     """Everything one result file holds."""
 
-    tool: str  # gbench_json | hyperfine_json | json_map | db_bench_rocksdb | db_bench_leveldb
+    tool: str  # the adapter's format name: gbench_json, db_bench_rocksdb, perf_csv, ...
     rows: tuple[ResultRow, ...]
     aggregates: tuple[AggregateRow, ...] = ()
     context: dict[str, Any] = field(default_factory=dict)  # host, cpus, build type, ...

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import EngineOutputError
-from .parse_gbench import load_json
-from .record import LOWER, Metric
-from .tool_results import ROW_FAILED, ROW_OK, AggregateRow, ResultRow, ToolReport, finite_metrics
+from ..errors import EngineOutputError
+from ..record import LOWER, Metric
+from .gbench_json import load_json
+from .results import (ROW_FAILED, ROW_OK, AggregateRow, ParseRequest, ResultRow, ToolReport,
+                      finite_metrics)
 
 _STATISTICS = ("mean", "median", "min", "max", "stddev")
 
@@ -97,3 +98,13 @@ def parse_hyperfine_json(text: str, source: str = "hyperfine JSON") -> ToolRepor
         rows += _samples(entry, where, entry["command"], params)
         aggregates += _aggregates(entry, where, entry["command"], params)
     return ToolReport("hyperfine_json", tuple(rows), tuple(aggregates), {})
+
+
+class HyperfineJsonAdapter:
+    """A hyperfine `--export-json` file (import only)."""
+
+    fmt = "hyperfine_json"
+    importable = True
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        return parse_hyperfine_json(text, request.source)

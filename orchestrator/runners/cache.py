@@ -1,4 +1,5 @@
-"""Prepare and verify page-cache state of a database directory (side effects).
+"""Cache states (side effects): the page cache is prepared (cold eviction, hot block-cache
+sizing) and verified (residency within the state's bounds) here, for every step runner.
 
 Eviction of dirty pages silently does nothing, so every eviction syncs first. Residency is
 measured with mincore(2) through util-linux `fincore`, right before the measured process.
@@ -9,6 +10,10 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from ..plan import Step
+from .context import RunContext
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
@@ -70,3 +75,47 @@ def evict_page_cache(db_dir: Path, drop_caches: bool) -> list[str]:
         except OSError as exc:
             done.append(f"drop_caches refused ({exc.strerror})")
     return done
+
+
+def hot_block_cache_bytes(data_bytes: int, configured: int) -> int:
+    """A block cache that holds the whole data set: blocks are cached uncompressed (≈2× on disk)."""
+    return max(configured, 3 * data_bytes + (8 << 20))
+
+
+def residency_violation(pct: float, min_pct: float | None, max_pct: float | None) -> str:
+    """Why a measured residency breaks the cache state's bounds, or '' when it holds (pure)."""
+    if max_pct is not None and pct > max_pct:
+        return f"page-cache residency {pct:.1f}% > {max_pct:g}% allowed for this cache state"
+    if min_pct is not None and pct < min_pct:
+        return f"page-cache residency {pct:.1f}% < {min_pct:g}% required for this cache state"
+    return ""
+
+
+def prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
+    """Cold eviction before measured steps; residency measured right before the process.
+
+    Returns the conditions to record: the procedure, residency %, data bytes and (hot) the
+    block cache size that holds the data set.
+    """
+    conditions: dict[str, Any] = {}
+    cache = ctx.plan.caches[step.cache_state]
+    if cache.evict_page_cache and step.is_measured and not step.fresh_db:
+        drop = cache.drop_caches and ctx.allow_drop_caches
+        conditions["cache_procedure"] = evict_page_cache(db_dir, drop)
+    if not step.fresh_db:
+        residency = measure_residency(db_dir)
+        conditions["residency_pct"] = round(residency.percent, 2)
+        conditions["data_bytes"] = residency.total_bytes
+        if step.prelude:
+            conditions["block_cache_bytes"] = hot_block_cache_bytes(
+                residency.total_bytes, step.params_dict["cache_size"])
+    return conditions
+
+
+def verify_cache(ctx: RunContext, step: Step, conditions: dict[str, Any]) -> str:
+    """Why a measured step did not run under its declared cache state, or ''."""
+    if not step.is_measured or "residency_pct" not in conditions:
+        return ""
+    cache = ctx.plan.caches[step.cache_state]
+    return residency_violation(conditions["residency_pct"], cache.min_residency_pct,
+                               cache.max_residency_pct)

@@ -22,10 +22,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from .errors import EngineOutputError
-from .record import HIGHER, LOWER, Metric
-from .tool_results import (ROW_FAILED, ROW_OK, ROW_SKIPPED, AggregateRow, ResultRow, ToolReport,
-                           finite_metrics, strip_threads)
+from ..errors import EngineOutputError
+from ..record import HIGHER, LOWER, Metric
+from .results import (ROW_FAILED, ROW_OK, ROW_SKIPPED, AggregateRow, ParseRequest, ResultRow,
+                      ToolReport, finite_metrics, strip_threads)
 
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 MIB = 1048576.0
@@ -186,3 +186,13 @@ def parse_gbench_json(text: str, source: str = "Google Benchmark JSON") -> ToolR
         else:
             rows.append(_iteration_row(entry, where, seen))
     return ToolReport("gbench_json", tuple(rows), tuple(aggregates), context)
+
+
+class GbenchJsonAdapter:
+    """A Google Benchmark `--benchmark_out_format=json` file (the harness, or an import)."""
+
+    fmt = "gbench_json"
+    importable = True
+
+    def parse(self, text: str, request: ParseRequest) -> ToolReport:
+        return parse_gbench_json(text, request.source)

@@ -1,0 +1,131 @@
+"""Setting a job up (side effects), shared by `tidemark run` (job.py) and `tidemark ab` (ab.py):
+check the machine and the pinning, pin Tidemark itself, build the engine and (when the plan
+runs it) the Google Benchmark harness, create the run's cgroup, write the run record and
+build the RunContext every step runs under.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from . import machine, machine_facts
+from .build import Build, build_engine
+from .cgroup import Cgroup, create_cgroup
+from .errors import ConfigError
+from .execute import parse_cpu_list
+from .harness_build import build_harness
+from .plan import FORMAT_GBENCH, RunPlan
+from .progress import BuildProgress
+from .runners.context import RunContext
+from .schema import TidemarkConf
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def tidemark_sha() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                              text=True).stdout.strip()
+    sha = git("rev-parse", "HEAD") or "unknown"
+    return sha + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def check_pin_cpus(cpus: list[int]) -> tuple[int, ...]:
+    """Refuse, before anything runs, to pin to a CPU this process cannot use."""
+    # The online CPUs, not this process's affinity: the orchestrator may have pinned itself.
+    online = Path("/sys/devices/system/cpu/online")
+    available = set(parse_cpu_list(online.read_text())) if online.exists() else \
+        set(range(os.cpu_count() or 1))
+    missing = [c for c in cpus if c not in available]
+    if missing:
+        raise ConfigError(f"machine.pin_cpus names CPU {missing[0]}, which does not exist or is "
+                          f"not allowed here (available: {sorted(available)}); fix the profile")
+    return tuple(cpus)
+
+
+def check_machine(conf: TidemarkConf, facts: dict[str, Any]) -> list[str]:
+    """Expected-hardware mismatches; a strict profile refuses to run on any of them."""
+    m = conf.machine
+    problems = machine_facts.expectation_mismatches(facts, m.expect_cpu_model,
+                                                    m.expect_logical_cpus, m.expect_ram_gib)
+    if problems and m.strict:
+        raise ConfigError(f"machine profile {m.name!r} is strict and this host differs: "
+                          f"{problems[0]}; use the right profile or set machine.strict=false")
+    return [f"unverified: {p}" for p in problems]
+
+
+def pin_orchestrator(cpus: list[int]) -> None:
+    """Keep Tidemark itself off the engine's CPUs where the profile says so."""
+    if cpus:
+        os.sched_setaffinity(0, check_pin_cpus(cpus))
+
+
+def build_engine_with_progress(conf: TidemarkConf, console: Console) -> Build:
+    """The engine build of this config (cached when it exists), with a progress bar."""
+    what = f"{conf.engine.name} {conf.engine.version} ({conf.build.name})"
+    with BuildProgress(console, what) as progress:
+        build = build_engine(conf.engine, conf.build, Path(conf.cache_dir).expanduser(),
+                             conf.build_jobs, progress)
+    state = "cached, no compile" if build.cached else f"built in {build.build_seconds:.0f} s"
+    console.print(f"engine {what}: {state} → {build.binary_path}")
+    return build
+
+
+def build_harness_if_needed(conf: TidemarkConf, plan: RunPlan, build: Build,
+                            console: Console) -> str:
+    """The Google Benchmark harness built against this engine build, when the plan runs it."""
+    if not any(step.format == FORMAT_GBENCH for step in plan.steps):
+        return ""
+    harness = build_harness(build, conf.build, Path(conf.cache_dir).expanduser())
+    state = "cached, no compile" if harness.cached else "built"
+    console.print(f"harness ({harness.cmake_build_type}): {state} → {harness.binary_path}")
+    return harness.binary_path
+
+
+def create_run_cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> Cgroup | None:
+    """The run's cgroup when the machine profile asks for one (remove it with remove_cgroup)."""
+    m = conf.machine
+    if not m.cgroup:
+        return None
+    return create_cgroup(f"tidemark-{run_id}", pin, m.cgroup_memory_mb, m.cgroup_cpu_quota_pct)
+
+
+def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
+               overrides: list[str], config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """The runs row written when the run starts (machine state before included)."""
+    return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
+            "build_variant": plan.build_variant, "build_id": build.build_id,
+            "build_cached": build.cached, "machine_fingerprint": facts["fingerprint"],
+            "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
+            "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
+            "machine_state": {"before": machine.capture_state()},
+            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes}
+
+
+def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
+                pin: tuple[int, ...], group: Cgroup | None, harness_binary: str) -> RunContext:
+    """The controls every step of this run runs under."""
+    return RunContext(run_id=run_id, plan=plan, build=build, machine_fingerprint=fingerprint,
+                      pin_cpus=pin, run_env=dict(conf.build.run_env),
+                      allow_drop_caches=conf.machine.allow_drop_caches,
+                      logs_dir=Path(conf.results_dir) / "logs" / run_id,
+                      data_dir=Path(conf.data_dir).expanduser() / run_id,
+                      counters=conf.counters and shutil.which("perf") is not None,
+                      cgroup_procs=group.procs_files if group else (),
+                      harness_binary=harness_binary)
+
+
+def remove_run_data(ctx: RunContext) -> None:
+    shutil.rmtree(ctx.data_dir, ignore_errors=True)

@@ -1,0 +1,32 @@
+"""What every step of one run shares (frozen): the plan, the build, the machine's controls."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..build import Build
+from ..plan import RunPlan, Step, series_identity
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run's controls; `tidemark ab` has one per side, each with its own run id."""
+
+    run_id: str
+    plan: RunPlan
+    build: Build
+    machine_fingerprint: str
+    pin_cpus: tuple[int, ...]
+    run_env: dict[str, str]
+    allow_drop_caches: bool  # the machine profile allows dropping all caches
+    logs_dir: Path
+    data_dir: Path
+    counters: bool = False  # perf stat around each process
+    cgroup_procs: tuple[Path, ...] = ()  # the engine joins these before exec
+    harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
+
+
+def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
+    """The step's series identity on this run's build and machine."""
+    return series_identity(ctx.plan.engine, step, ctx.plan.build_variant, ctx.machine_fingerprint)
