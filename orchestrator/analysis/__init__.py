@@ -1,0 +1,14 @@
+"""The analysis core (pure): every verdict Tidemark gives is decided here, once.
+
+- `identity`: what makes two measurements one series, and what may differ but is named;
+- `pairing`: which series of two runs are compared, and when a comparison is refused;
+- `noise`: a series' noise between runs (history medians and A/A pairs);
+- `stats`: the tests (Mann–Whitney U, bootstrap CI of the ratio of medians) and thresholds;
+- `compare`: two runs series by series → a Report;
+- `decide`: the gate's pass / regression / cannot tell, with reasons;
+- `partner`: which run a run is compared with;
+- `targets`: declared targets and bars, judged series by series;
+- `changepoints`: steps in a series' history (E-Divisive).
+
+`orchestrator.verdicts` feeds it from the store for the CLI and the site; they only render.
+"""
