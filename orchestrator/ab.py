@@ -24,7 +24,7 @@ from .engine_versions import resolve_engine_version
 from .errors import ConfigError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       remove_run_data, run_context, run_record)
+                       open_results_store, remove_run_data, run_context, run_record)
 from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
 from .progress import RunProgress
 from .record import STATUS_OK
@@ -119,6 +119,7 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     notes = check_machine(a.conf, facts)
     pin = check_pin_cpus(a.conf.machine.pin_cpus)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
+    store = open_results_store(Path(a.conf.db))
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
@@ -132,7 +133,6 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     groups: dict[str, Cgroup | None] = {}
     ctxs: dict[str, RunContext] = {}
     before: dict[str, Any] = {}
-    store = Store(Path(a.conf.db))
     try:
         store.record_machine(facts)
         for s in sides:

@@ -7,10 +7,12 @@ import re
 import sys
 from pathlib import Path
 
+import duckdb
 from rich.console import Console
 
 from .errors import ConfigError, UserError
 from .schema import TidemarkConf, register_schemas
+from .store.connection import OPENED, damage_error, is_damage
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
@@ -233,8 +235,14 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
     return command
 
 
+def db_command(argv: list[str]) -> None:
+    from .db_cli import db_command as run_db
+
+    run_db(argv, console)
+
+
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command,
+            "label": label_command, "db": db_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -246,7 +254,8 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
-              f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]",
+              f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
+              f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)
     register_schemas()
@@ -254,3 +263,7 @@ def main(argv: list[str] | None = None) -> None:
         COMMANDS[argv[0]](argv[1:])
     except UserError as exc:
         _fail(exc)
+    except duckdb.Error as exc:
+        if not is_damage(exc):
+            raise
+        _fail(damage_error(OPENED[-1] if OPENED else Path("(results database)"), exc))

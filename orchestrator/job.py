@@ -13,13 +13,12 @@ from .engine_versions import resolve_engine_version
 from .errors import UserError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       remove_run_data, run_context, run_record)
+                       open_results_store, remove_run_data, run_context, run_record)
 from .plan import make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
 from .runners.loop import run_steps
 from .schema import TidemarkConf
-from .store import Store
 
 
 def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
@@ -31,11 +30,11 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
     pin_orchestrator(conf.machine.orchestrator_cpus)
+    store = open_results_store(Path(conf.db))
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
     run_id = new_run_id()
     group = create_run_cgroup(conf, run_id, pin)
-    store = Store(Path(conf.db))
     try:
         store.record_machine(facts)
         store.record_build(build)

@@ -25,6 +25,8 @@ from .plan import FORMAT_GBENCH, RunPlan
 from .progress import BuildProgress
 from .runners.context import RunContext
 from .schema import TidemarkConf
+from .store import Store
+from .store.connection import backup
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,3 +131,14 @@ def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fi
 
 def remove_run_data(ctx: RunContext) -> None:
     shutil.rmtree(ctx.data_dir, ignore_errors=True)
+
+
+def open_results_store(db: Path) -> Store:
+    """The run's store, opened before anything is built or measured: a locked DB is waited
+    for or refused now (not after a 15-minute compile), a damaged one is refused before
+    anything is written, and a copy of the good file is kept (tidemark db backups)."""
+    existed = db.exists()
+    store = Store(db, check=True)
+    if existed:
+        backup(db)
+    return store

@@ -1,10 +1,16 @@
-"""The results database (DuckDB): the only writer; one commit per invocation."""
+"""The results database (DuckDB): the only writer; one commit per invocation.
+
+The file is opened for each write and closed after it (store.connection explains why), so
+readers are never locked out for longer than one commit.
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+import functools
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
@@ -13,6 +19,7 @@ from ..errors import StoreError
 from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
 from ..adapters.results import StoredAggregate
+from .connection import check_database, connect
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 
@@ -31,32 +38,6 @@ class ImportBatch:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def connect(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the DB, turning DuckDB's lock and corruption errors into one actionable line."""
-    if read_only and not path.exists():
-        raise StoreError(f"no results database at {path}; run 'tidemark run' first or pass --db")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
-        text = str(exc)
-        if "lock" in text.lower():
-            raise StoreError(f"results database {path} is locked by another process "
-                             f"({_lock_holder(text)}); wait for it to finish or use another db=PATH") from None
-        raise StoreError(f"cannot open results database {path}: {text.splitlines()[0]}; "
-                         f"if the file is damaged, move it aside and re-run") from None
-    except duckdb.Error as exc:
-        raise StoreError(f"results database {path} is not a readable DuckDB file "
-                         f"({str(exc).splitlines()[0]}); move it aside and re-run") from None
-
-
-def _lock_holder(message: str) -> str:
-    marker = "PID "
-    if marker in message:
-        return "pid " + message.split(marker, 1)[1].split()[0].rstrip(")")
-    return "see 'lsof'"
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -84,17 +65,54 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> int:
 _json = to_json
 
 
+def _session(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a Store method with the file open (opened here unless an outer method has it)."""
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
+        with self._open():
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
 class Store:
     """Writes machines, builds, runs and invocations; each call commits before returning."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, check: bool = False):
+        """Migrate the DB; with `check`, first read all of it, so a damaged file is refused
+        before anything is written (a run checks before it builds or measures)."""
         self.path = path
-        self.con = connect(path)
-        migrate(self.con, path)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._pending_series: dict[str, dict[str, Any]] = {}
+        with self._open():
+            if check:
+                check_database(self._con, path)  # type: ignore[arg-type]
+            migrate(self.con, path)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        assert self._con is not None, "Store methods open the file themselves"
+        return self._con
+
+    @contextmanager
+    def _open(self) -> Iterator[None]:
+        if self._con is not None:
+            yield
+            return
+        self._con = connect(self.path)
+        try:
+            self._flush_series()
+            yield
+        finally:
+            self._con.close()
+            self._con = None
 
     def close(self) -> None:
-        self.con.close()
+        """Write what is still buffered (series recorded without an invocation yet)."""
+        if self._pending_series:
+            with self._open():
+                pass
 
+    @_session
     def record_machine(self, facts: dict[str, Any]) -> None:
         self.con.execute(
             # Facts outside the fingerprint (hostname, data device, tool versions) may change
@@ -104,6 +122,7 @@ class Store:
             [facts["fingerprint"], facts.get("hostname"), facts.get("cpu_model"),
              facts.get("logical_cpus"), facts.get("ram_gib"), _json(facts), _now()])
 
+    @_session
     def record_build(self, build: Build) -> None:
         self.con.execute(
             "INSERT INTO builds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -113,6 +132,7 @@ class Store:
              build.compiler_version, build.cmake_version, _json(list(build.cmake_flags)),
              build.build_seconds, build.binary_sha256, _json(asdict(build)), build.created_at])
 
+    @_session
     def start_run(self, run: dict[str, Any]) -> None:
         columns = ["run_id", "started_at", "status", "engine", "engine_version", "build_variant",
                    "build_id", "build_cached", "machine_fingerprint", "suite", "label",
@@ -125,10 +145,12 @@ class Store:
         self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
                          f"({', '.join('?' * len(columns))})", values)
 
+    @_session
     def finish_run(self, run_id: str, status: str, machine_state: dict[str, Any]) -> None:
         self.con.execute("UPDATE runs SET status = ?, finished_at = ?, machine_state = ? "
                          "WHERE run_id = ?", [status, _now(), _json(machine_state), run_id])
 
+    @_session
     def set_label(self, run_id: str, label: str) -> str:
         """Label an existing run (e.g. mark it the baseline); returns its previous label."""
         row = self.con.execute("SELECT label FROM runs WHERE run_id = ?", [run_id]).fetchone()
@@ -137,6 +159,7 @@ class Store:
         self.con.execute("UPDATE runs SET label = ? WHERE run_id = ?", [label, run_id])
         return row[0] or ""
 
+    @_session
     def record_ab(self, ab: dict[str, Any]) -> None:
         """Link the two runs of one `tidemark ab` job (before they run: a crash keeps the link)."""
         self.con.execute(
@@ -146,11 +169,23 @@ class Store:
              _now()])
 
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
-        self.con.execute(
+        """Buffered: written with the next write (an invocation of the series, in practice), so
+        a run opens the file once per invocation."""
+        self._pending_series[series_key] = identity
+        if self._con is not None:
+            self._flush_series()
+
+    def _flush_series(self) -> None:
+        if not self._pending_series:
+            return
+        self.con.executemany(
             f"INSERT INTO series ({', '.join(SERIES_KEYS)}, series_key) VALUES "
             f"({', '.join('?' * (len(SERIES_KEYS) + 1))}) ON CONFLICT DO NOTHING",
-            [_json(identity[k]) if k == "params" else identity[k] for k in SERIES_KEYS] + [series_key])
+            [[_json(identity[k]) if k == "params" else identity[k] for k in SERIES_KEYS] + [key]
+             for key, identity in self._pending_series.items()])
+        self._pending_series.clear()
 
+    @_session
     def add_invocation(self, inv: Invocation) -> None:
         """Invocation, metrics, histograms and time series in one transaction."""
         self._in_transaction(lambda: self._insert_invocation(inv))
@@ -179,6 +214,7 @@ class Store:
         if points:
             con.executemany("INSERT INTO timeseries VALUES (?, ?, ?, ?)", points)
 
+    @_session
     def add_aggregates(self, aggregates: Sequence[StoredAggregate]) -> None:
         """Statistics a tool computed (mean, cv, BigO, ...), one row per metric; one commit."""
         self._in_transaction(lambda: self._insert_aggregates(aggregates))
@@ -191,12 +227,14 @@ class Store:
             self.con.executemany("INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                                  "?, ?)", rows)
 
+    @_session
     def find_import(self, sha256: str) -> str | None:
         """The run that imported a file with this sha256, if any."""
         row = self.con.execute("SELECT run_id FROM runs WHERE source_sha256 = ? LIMIT 1",
                                [sha256]).fetchone()
         return row[0] if row else None
 
+    @_session
     def add_import(self, batch: ImportBatch) -> None:
         """A whole imported run in one transaction: all of it is stored, or none of it."""
         def write() -> None:
@@ -212,6 +250,7 @@ class Store:
             self._insert_aggregates(batch.aggregates)
         self._in_transaction(write)
 
+    @_session
     def add_invocations_bulk(self, invocations: Sequence[Invocation]) -> None:
         """Many finished invocations in one transaction, inserted as whole tables.
 
@@ -243,3 +282,21 @@ class Store:
                     self.con.unregister("bulk_rows")
         self._in_transaction(write)
 
+    @_session
+    def remove_run(self, run_id: str) -> int:
+        """Delete a run and everything measured in it (e.g. an import made by mistake); returns
+        the number of invocations removed."""
+        if not self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        count = self.con.execute("SELECT count(*) FROM invocations WHERE run_id = ?",
+                                 [run_id]).fetchone()[0]
+
+        def delete() -> None:
+            ids = "SELECT invocation_id FROM invocations WHERE run_id = ?"
+            for table in ("metrics", "histograms", "timeseries"):
+                self.con.execute(f"DELETE FROM {table} WHERE invocation_id IN ({ids})", [run_id])
+            for table in ("invocations", "aggregates", "runs"):
+                self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
+        self._in_transaction(delete)
+        return int(count)
