@@ -62,8 +62,18 @@ def _valid_keys_hint(key: str) -> str:
 def _first_values(overrides: list[str]) -> list[list[str]]:
     """Each sweep value checked once, the other overrides at their first value."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
 
-    parsed = OverridesParser.create().parse_overrides(overrides)
+    parser = OverridesParser.create()
+    for override in overrides:  # one at a time, so a syntax error names its override
+        try:
+            parser.parse_overrides([override])
+        except OverrideParseException as exc:
+            key = override.split("=", 1)[0]
+            raise ConfigError(f"bad override {override!r}: {str(exc).splitlines()[0]}; write "
+                              f"KEY=VALUE, a list as {key}=[1,2] (quoted in the shell), a sweep "
+                              f"as -m {key}=1,2") from None
+    parsed = parser.parse_overrides(overrides)
     firsts = [f"{o.get_key_element()}={next(o.sweep_string_iterator())}" if o.is_sweep_override()
               else o.input_line for o in parsed]
     variants = [firsts]
@@ -192,6 +202,8 @@ def import_command(argv: list[str]) -> None:
                       machine=args.machine, engine=args.engine, engine_version=args.engine_version,
                       date=check_date(args.date) if args.date else "", label=args.label,
                       workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
+    if not 1 <= args.threads <= 4096:
+        raise ConfigError(f"--threads {args.threads}; use the db_bench run's thread count, 1 or more")
     batch = read_import_file(args.file, meta, args.map, args.threads)
     store = Store(args.db)
     try:

@@ -13,6 +13,7 @@ from .analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult
 from .analysis.stats import Thresholds
 from .compare_format import markdown, num
 from .errors import ConfigError, SelectorError
+from .param_checks import check_thresholds
 from .store.reads import parse_selector
 
 DEFAULT_GATE = Path(__file__).resolve().parents[1] / "conf" / "gate" / "default.yaml"
@@ -51,7 +52,9 @@ def load_gate_conf(path: Path) -> GateConf:
             parse_selector(baseline)
         except SelectorError as error:
             raise ConfigError(f"baseline in {path}: {error}") from None
-    return GateConf(**{**data, "baseline": baseline})
+    conf = GateConf(**{**data, "baseline": baseline})
+    check_thresholds(conf.alpha, conf.min_effect, conf.noise_k, conf.unmeasured_noise)
+    return conf
 
 
 TITLES = {PASS: "✅ tidemark gate: pass", REGRESSION: "❌ tidemark gate: regression",

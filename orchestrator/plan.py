@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .errors import ConfigError
+from .param_checks import check_counts, check_params
 from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
 
 PHASE_SETUP = "setup"
@@ -139,14 +140,12 @@ def _item_caches(cfg: TidemarkConf, names: list[str]) -> list[CacheConf]:
     return [cfg.suite.caches[n] for n in names]
 
 
-def _check_point(point: _Point, engine: str) -> None:
+def _check_point(point: _Point, engine: str, cfg: TidemarkConf) -> None:
     if engine not in point.workload.engines:
         raise ConfigError(f"workload {point.workload.name!r} does not run on engine {engine!r}; "
                           f"it supports: {', '.join(point.workload.engines)}")
-    if point.threads < 1:
-        raise ConfigError(f"threads={point.threads} for {point.workload.name!r}; use 1 or more")
-    if point.repetitions < 1:
-        raise ConfigError(f"repetitions={point.repetitions}; use 1 or more")
+    check_counts(point.threads, point.repetitions, cfg.warmups, cfg.timeout_s)
+    check_params(engine, point.workload.name, dataclasses.asdict(point.params))
 
 
 def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> WorkloadParams:
@@ -204,12 +203,10 @@ def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
 def make_plan(cfg: TidemarkConf) -> RunPlan:
     """The full, ordered list of processes for one run; raises ConfigError on a bad combination."""
     engine = cfg.engine.name
-    if cfg.warmups < 0:
-        raise ConfigError(f"warmups={cfg.warmups}; use 0 or more")
     steps: list[Step] = []
     caches: dict[str, CacheConf] = {}
     for index, point in enumerate(_points(cfg), start=1):
-        _check_point(point, engine)
+        _check_point(point, engine, cfg)
         steps.extend(_steps_for_point(point, index, cfg.warmups, len(steps) + 1,
                                       cfg.callgrind_ops if cfg.callgrind else 0))
         caches[point.cache.name] = point.cache

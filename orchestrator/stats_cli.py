@@ -14,6 +14,7 @@ from rich.console import Console
 from .analysis.partner import Partner
 from .analysis.stats import Thresholds
 from .errors import ConfigError
+from .param_checks import check_thresholds
 from .store import connect
 from .store.reads import resolve_run
 
@@ -45,9 +46,11 @@ def _gate_conf(args: argparse.Namespace) -> Any:
 
 def _thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
     """The gate config's thresholds with --alpha / --min-effect on top."""
-    return Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
-                      min_effect=base.min_effect if args.min_effect is None else args.min_effect,
-                      noise_k=base.noise_k, unmeasured_noise=base.unmeasured_noise)
+    given = Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
+                       min_effect=base.min_effect if args.min_effect is None else args.min_effect,
+                       noise_k=base.noise_k, unmeasured_noise=base.unmeasured_noise)
+    check_thresholds(given.alpha, given.min_effect, given.noise_k, given.unmeasured_noise)
+    return given
 
 
 def _print(report: Any, fmt: str, console: Console) -> None:
