@@ -119,7 +119,7 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     notes = check_machine(a.conf, facts)
     pin = check_pin_cpus(a.conf.machine.pin_cpus)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
-    store = open_results_store(Path(a.conf.db))
+    store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser())
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 from rich.console import Console
 
-from .errors import ConfigError, UserError
+from .errors import ConfigError, Interrupted, RunIncomplete, UserError
 from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
 
@@ -109,15 +109,27 @@ def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    from .job import run_job
+    from .job import outcome_status, run_job
+    from .signals import signals_interrupt
 
     overrides = list(HydraConfig.get().overrides.task)
     conf: TidemarkConf = OmegaConf.to_object(cfg)  # type: ignore[assignment]
     config = OmegaConf.to_container(cfg, resolve=True)
     try:
-        run_job(conf, overrides, config, console)  # type: ignore[arg-type]
+        with signals_interrupt():
+            run_id, invocations = run_job(conf, overrides, config, console)  # type: ignore[arg-type]
+    except KeyboardInterrupt:  # e.g. during the build, before a run exists
+        _fail(Interrupted("interrupted by Ctrl-C before the run started; nothing was stored"))
     except UserError as exc:
         _fail(exc)
+    status = outcome_status(invocations)
+    if status != "ok":  # a sweep goes on; run_command exits non-zero at its end
+        RUN_OUTCOMES.append((run_id, status, sum(i.status != "ok" for i in invocations),
+                             len(invocations)))
+
+
+# (run id, status, failed invocations, invocations) of each run of this command that was not ok.
+RUN_OUTCOMES: list[tuple[str, str, int, int]] = []
 
 
 def _fail(exc: UserError) -> None:
@@ -133,6 +145,11 @@ def run_command(argv: list[str]) -> None:
     register_schemas()
     sys.argv = ["tidemark run", *argv]
     hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
+    if RUN_OUTCOMES:
+        text = "; ".join(f"run {r} {s}: {f} of {n} invocations failed"
+                         for r, s, f, n in RUN_OUTCOMES)
+        raise RunIncomplete(f"{text} (see their errors on the run pages or in the logs)",
+                            all(s == "failed" for _, s, _, _ in RUN_OUTCOMES))
 
 
 def site_command(argv: list[str]) -> None:

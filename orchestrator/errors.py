@@ -31,3 +31,17 @@ class SelectorError(UserError):
 
 class NotComparableError(UserError):
     """Baseline and candidate share no series, or differ where the user did not allow it."""
+
+
+class Interrupted(UserError):
+    """Ctrl-C, SIGTERM or SIGHUP: the run is marked interrupted, nothing measured is lost."""
+
+    exit_code = 130
+
+
+class RunIncomplete(UserError):
+    """Some invocations failed (exit 4, run `partial`) or all of them did (exit 5, `failed`)."""
+
+    def __init__(self, message: str, all_failed: bool):
+        super().__init__(message)
+        self.exit_code = 5 if all_failed else 4

@@ -1,17 +1,21 @@
 """Run one engine process (side effects): pinned, timed out, resource usage and output kept."""
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from .cgroup import read_proc_cgroup
 from .record import ProcessResult
 
 POLL_S = 0.01
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
 
 
 def utc_now() -> str:
@@ -49,6 +53,9 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
     outside the declared conditions.
     """
     def pin() -> None:
+        # If Tidemark is killed outright (kill -9), the engine dies with it instead of running
+        # on beside the next measurement. (A wrapper's own children are not covered.)
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         for procs in cgroup_procs:
             procs.write_text(str(os.getpid()))
         if cpus:
@@ -62,17 +69,13 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
                                 start_new_session=True)
         allowed = read_cpus_allowed(proc.pid)
         cgroups = tuple(read_proc_cgroup(proc.pid))
-        timed_out = False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout_s:
-                timed_out = True
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: db_bench has no children, but a wrapper may
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(POLL_S)
+        try:
+            status, usage, timed_out = _wait(proc.pid, start, timeout_s)
+        except BaseException:
+            # Ctrl-C, SIGTERM or a crash of Tidemark: the engine (its whole process group) must
+            # not run on, competing with the next measurement, or outlive its data directory.
+            _kill_group(proc.pid, reap=True)
+            raise
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
     return ProcessResult(
@@ -80,3 +83,29 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
         wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_kb=usage.ru_maxrss,
         stdout=stdout_path.read_text(errors="replace"), stderr=stderr_path.read_text(errors="replace"),
         started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups)
+
+
+def _wait(pid: int, start: float, timeout_s: float) -> tuple[int, Any, bool]:
+    """(wait status, rusage, timed out) of the child, killed with its group after timeout_s."""
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage, False
+        if time.monotonic() - start > timeout_s:
+            _kill_group(pid)  # the whole group: db_bench has no children, but a wrapper may
+            _, status, usage = os.wait4(pid, 0)
+            return status, usage, True
+        time.sleep(POLL_S)
+
+
+def _kill_group(pid: int, reap: bool = False) -> None:
+    """SIGKILL the child's process group; with `reap`, wait until the child is gone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if reap:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass

@@ -10,7 +10,7 @@ from rich.console import Console
 from . import machine
 from .cgroup import remove_cgroup
 from .engine_versions import resolve_engine_version
-from .errors import UserError
+from .errors import Interrupted
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
                        open_results_store, remove_run_data, run_context, run_record)
@@ -30,7 +30,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
     pin_orchestrator(conf.machine.orchestrator_cpus)
-    store = open_results_store(Path(conf.db))
+    store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser())
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
     run_id = new_run_id()
@@ -45,11 +45,14 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
         try:
             with RunProgress(console, len(plan.steps)) as progress:
                 invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
-            failed = sum(1 for i in invocations if i.status != STATUS_OK)
-            status = "ok" if failed == 0 else "partial"
-        except KeyboardInterrupt:
-            raise UserError(f"interrupted; the invocations finished so far are stored in "
-                            f"{conf.db} under run {run_id}") from None
+            status = outcome_status(invocations)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
+            raise Interrupted(f"{why}; run {run_id} is marked interrupted and the invocations "
+                              f"finished so far are stored in {conf.db}") from None
+        except BaseException:
+            status = "failed"  # Tidemark itself crashed: said as such, never left `running`
+            raise
         finally:
             store.finish_run(run_id, status, {**record["machine_state"],
                                               "after": machine.capture_state()})
@@ -62,3 +65,11 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     console.print(summary_table(invocations))
     console.print(f"run {run_id}: {status}; {len(invocations)} invocations in {conf.db}")
     return run_id, invocations
+
+
+def outcome_status(invocations: list[Invocation]) -> str:
+    """ok, partial (some invocations did not end ok) or failed (none did)."""
+    failed = sum(1 for i in invocations if i.status != STATUS_OK)
+    if not failed:
+        return "ok"
+    return "failed" if failed == len(invocations) else "partial"

@@ -21,6 +21,7 @@ from .cgroup import Cgroup, create_cgroup
 from .errors import ConfigError
 from .execute import parse_cpu_list
 from .harness_build import build_harness
+from .liveness import this_process
 from .plan import FORMAT_GBENCH, RunPlan
 from .progress import BuildProgress
 from .runners.context import RunContext
@@ -112,7 +113,7 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "build_cached": build.cached, "machine_fingerprint": facts["fingerprint"],
             "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
-            "machine_state": {"before": machine.capture_state()},
+            "machine_state": {"before": machine.capture_state(), "process": this_process()},
             "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes}
 
 
@@ -133,7 +134,7 @@ def remove_run_data(ctx: RunContext) -> None:
     shutil.rmtree(ctx.data_dir, ignore_errors=True)
 
 
-def open_results_store(db: Path) -> Store:
+def open_results_store(db: Path, data_dir: Path) -> Store:
     """The run's store, opened before anything is built or measured: a locked DB is waited
     for or refused now (not after a 15-minute compile), a damaged one is refused before
     anything is written, and a copy of the good file is kept (tidemark db backups)."""
@@ -141,4 +142,6 @@ def open_results_store(db: Path) -> Store:
     store = Store(db, check=True)
     if existed:
         backup(db)
+    for run_id in store.killed_runs:  # a killed run could not remove its data set
+        shutil.rmtree(data_dir / run_id, ignore_errors=True)
     return store

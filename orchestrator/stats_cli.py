@@ -153,6 +153,7 @@ def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .ab import Side, run_ab
+    from .signals import signals_interrupt
     from .verdicts import compare_runs
 
     args, shared = split_ab_args(argv)
@@ -163,7 +164,8 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
         overrides = [*shared, *own]
         conf, config = compose(overrides)
         sides.append(Side(name, conf, overrides, config))
-    ab = run_ab(sides[0], sides[1], console, args.seed)
+    with signals_interrupt():
+        ab = run_ab(sides[0], sides[1], console, args.seed)
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
     con = connect(Path(sides[0].conf.db), read_only=True)
     try:

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Callable, Protocol, Sequence
 
 from ..adapters.results import StoredAggregate
-from ..errors import ConfigError, EngineOutputError
+from ..errors import ConfigError, EngineOutputError, Interrupted
 from ..plan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
 from .base import StepOutcome, StepRunner
@@ -52,8 +52,10 @@ def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
         if not outcome.records:  # every step leaves a record, or a failure would vanish
             raise RuntimeError(f"{type(runner).__name__} returned no invocation for step {step.seq}")
         return outcome
-    except ConfigError:
-        raise  # the plan itself is wrong (every later step would fail alike): stop, say the fix
+    except (ConfigError, Interrupted):
+        # The plan itself is wrong (every later step would fail alike), or the user stopped
+        # the run: stop, never record it as this step's failure.
+        raise
     except Exception as exc:  # noqa: BLE001 - any other failure is this step's record
         return _raised(ctx, step, exc)
 

@@ -48,7 +48,7 @@ def damage_error(path: Path, exc: Exception) -> StoreError:
 def _lock_holder(message: str) -> str:
     marker = "PID "
     if marker in message:
-        return "pid " + message.split(marker, 1)[1].split()[0].rstrip(")")
+        return "pid " + message.split(marker, 1)[1].split()[0].rstrip(").")
     return "see 'lsof'"
 
 

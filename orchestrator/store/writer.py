@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 import functools
+import json
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
@@ -16,6 +17,7 @@ import duckdb
 
 from ..build import Build
 from ..errors import StoreError
+from ..liveness import is_gone
 from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
 from ..adapters.results import StoredAggregate
@@ -83,10 +85,22 @@ class Store:
         self.path = path
         self._con: duckdb.DuckDBPyConnection | None = None
         self._pending_series: dict[str, dict[str, Any]] = {}
+        self.killed_runs: list[str] = []  # runs found `running` with their process gone
         with self._open():
             if check:
                 check_database(self._con, path)  # type: ignore[arg-type]
             migrate(self.con, path)
+            self._mark_killed_runs()
+
+    def _mark_killed_runs(self) -> None:
+        """A run left `running` by a process that no longer exists on this host was killed."""
+        rows = self.con.execute("SELECT run_id, json_extract(machine_state, '$.process')::VARCHAR "
+                                "FROM runs WHERE status = 'running'").fetchall()
+        for run_id, process in rows:
+            if is_gone(json.loads(process) if process else None):
+                self.con.execute("UPDATE runs SET status = 'killed', finished_at = ? WHERE "
+                                 "run_id = ?", [_now(), run_id])
+                self.killed_runs.append(run_id)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
