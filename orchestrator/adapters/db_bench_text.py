@@ -11,6 +11,7 @@ from ..errors import ConfigError, EngineOutputError
 from ..record import HIGHER, LOWER, Histogram, Metric
 from .db_bench_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
 from .numbers import text_float, text_int
+from .validate import INT32_MAX
 from .results import ROW_OK, ParseRequest, ResultRow, ToolReport
 
 # `readrandom   :       4.399 micros/op ...`: both engines pad the name with %-12s.
@@ -93,9 +94,9 @@ def db_bench_report(fmt: str, text: str, request: ParseRequest, parse_row: RowPa
     RocksDB's `[AVG N runs]`-style lines do not match the result pattern and are ignored.
     """
     if isinstance(request.threads, bool) or not isinstance(request.threads, int) \
-            or request.threads < 1:
-        raise ConfigError(f"threads is {request.threads!r}; db_bench runs ≥ 1 thread (import: "
-                          f"--threads N with N ≥ 1)")
+            or not 1 <= request.threads <= INT32_MAX:
+        raise ConfigError(f"threads is {request.threads!r:.40}; db_bench runs 1..{INT32_MAX} "
+                          f"threads (import: --threads N with N ≥ 1)")
     if request.benchmark:
         row = parse_row(text, request.benchmark, request.threads, request.report_csv)
         return ToolReport(fmt, (row,))

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import EngineOutputError
 from ..record import HIGHER, LOWER, Metric
 from .numbers import json_float
-from .validate import check_metric
+from .validate import INT32_MAX, check_metric
 from .results import (ROW_FAILED, ROW_OK, ROW_SKIPPED, AggregateRow, ParseRequest, ResultRow,
                       ToolReport, finite_metrics, strip_threads)
 
@@ -140,8 +140,9 @@ def _name_and_threads(entry: dict, where: str) -> tuple[str, int]:
         raise EngineOutputError(f"{where}: field 'run_name' is {raw!r:.60}; expected a string")
     name, from_name = strip_threads(raw)
     threads = entry.get("threads", from_name or 1)
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise EngineOutputError(f"{where}: field 'threads' is {threads!r}; expected an integer ≥ 1")
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= INT32_MAX:
+        raise EngineOutputError(f"{where}: field 'threads' is {threads!r:.60}; expected an "
+                                f"integer in 1..{INT32_MAX}")
     return name, threads
 
 

@@ -43,7 +43,9 @@ PERCENTILE = re.compile(r"^(?P<prefix>.*?)p(?P<p>\d+(?:_\d+)?)_us$")
 
 
 def _fail(where: str, field: str, value: Any, expected: str) -> EngineOutputError:
+    """One printable line: names from a file may hold newlines or lone surrogates."""
     shown = repr(value)
+    field = field if field.isprintable() else repr(field)
     return EngineOutputError(f"{where}: {field} is {shown[:60]}; expected {expected}")
 
 
@@ -197,6 +199,6 @@ def validate_report(report: ToolReport, source: str) -> ToolReport:
         where = f"{source}: {str(row.name)[:60]!r} repetition {row.repetition}"
         _check_row(row, where)
     for agg in report.aggregates:
-        _check_aggregate(agg, f"{source}: {str(agg.name)[:60]!r} {str(agg.aggregate)[:20]}")
+        _check_aggregate(agg, f"{source}: {str(agg.name)[:60]!r} {str(agg.aggregate)[:20]!r}")
     _check_context(report.context, f"{source}: context")
     return report
