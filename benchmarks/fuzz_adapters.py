@@ -33,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from adapter_fuzz import SEEDS, importable, mutate, parse_once, pick_mutators, store_import  # noqa: E402
+from orchestrator.store import Store  # noqa: E402
 
 
 def _inputs(fmt: str, mutations: int, seed: int):
@@ -53,7 +54,7 @@ def campaign(fmt: str, mutations: int, seed: int, store_every: int, save_dir: st
     examples: list[dict] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "fuzz.duckdb"
+        store = Store(Path(tmp) / "fuzz.duckdb")
         for s, label, text in _inputs(fmt, mutations, seed):
             counts["inputs"] += 1
             counts["truncations"] += label == "cut"
@@ -62,7 +63,7 @@ def campaign(fmt: str, mutations: int, seed: int, store_every: int, save_dir: st
             if kind == "accepted" and importable(s) and counts["accepted"] % store_every == 0:
                 try:
                     sha = hashlib.sha256(f"{counts['inputs']}".encode() + text.encode(errors="replace")).hexdigest()
-                    store_import(db, s, outcome.report, sha)
+                    store_import(store, s, outcome.report, sha)
                     counts["stored"] += 1
                 except Exception as exc:  # noqa: BLE001 - the store refusing is what we count
                     kind, outcome = "nonsense", type(outcome)("nonsense", f"store: {type(exc).__name__}: {exc}"[:300])
@@ -74,6 +75,7 @@ def campaign(fmt: str, mutations: int, seed: int, store_every: int, save_dir: st
                 path = Path(save_dir) / f"{fmt}-{kind}-{len(examples)}.txt"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, errors="surrogateescape")
+        store.close()
     counts["seconds"] = round(time.monotonic() - started, 1)
     return {"format": fmt, **counts, "examples": examples}
 

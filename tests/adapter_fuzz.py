@@ -366,21 +366,15 @@ def nonsense(report: ToolReport) -> str:
     return ""
 
 
-def store_import(db: Path, seed: Seed, report: ToolReport, sha: str) -> None:
-    """Write an accepted report as an import into the DuckDB file `db` (raises what the store
+def store_import(store: Any, seed: Seed, report: ToolReport, sha: str) -> None:
+    """Write an accepted report as an import through a real store.Store (raises what the store
     raises: an accepted report that the database refuses is nonsense that got through)."""
     from datetime import datetime, timezone
 
     from orchestrator.importer import ImportMeta, build_import_batch
-    from orchestrator.store import Store
 
     meta = ImportMeta(fmt=seed.fmt, source_path=f"/fuzz/{seed.name}", sha256=sha, machine="fuzz")
-    batch = build_import_batch(report, meta, datetime.now(timezone.utc).isoformat())
-    store = Store(db)
-    try:
-        store.add_import(batch)
-    finally:
-        store.close()
+    store.add_import(build_import_batch(report, meta, datetime.now(timezone.utc).isoformat()))
 
 
 def importable(seed: Seed) -> bool:
