@@ -40,7 +40,7 @@ def _inputs(fmt: str, mutations: int, seed: int):
     """(seed, label, text): every truncation of every seed, then random mutations."""
     for s in SEEDS[fmt]:
         for length in range(len(s.original) + 1):
-            yield s, "cut", s.original[:length]
+            yield s, "truncation", s.original[:length]
     rnd = random.Random(f"{seed}-{fmt}")
     for _ in range(mutations):
         s = rnd.choice(SEEDS[fmt])
@@ -57,7 +57,7 @@ def campaign(fmt: str, mutations: int, seed: int, store_every: int, save_dir: st
         store = Store(Path(tmp) / "fuzz.duckdb")
         for s, label, text in _inputs(fmt, mutations, seed):
             counts["inputs"] += 1
-            counts["truncations"] += label == "cut"
+            counts["truncations"] += label == "truncation"
             outcome = parse_once(s, text)
             kind = outcome.kind
             if kind == "accepted" and importable(s) and counts["accepted"] % store_every == 0:
