@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv bench site site-bench test test-fast clean
+.PHONY: setup system venv bench site site-bench test test-fast fuzz clean
 
 setup: system venv
 
@@ -38,6 +38,11 @@ test-fast: venv
 # Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json).
 site-bench: venv
 	$(PY) benchmarks/site_speed.py
+
+# Fuzz every output adapter: all cuts of every captured output + 100,000 mutations per format
+# (benchmarks/fuzz_adapters.py; figures in benchmarks/fuzz_adapters.json and the README).
+fuzz: venv
+	$(PY) benchmarks/fuzz_adapters.py
 
 clean:
 	rm -rf build results

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EngineOutputError
+from .numbers import text_float, text_int
 
 HEADER = re.compile(r"^Microseconds per (\w[\w ]*):\s*$")
 COUNT = re.compile(r"^Count:\s*(\d+)\s+Average:\s*([\d.]+)\s+StdDev:\s*([\d.]+)")
@@ -65,8 +66,10 @@ def _parse_block(op: str, lines: list[str], start: int) -> tuple[HistogramBlock,
                                 f"(output truncated?)")
     i += 2
     printed: dict[float, float] = {}
+    where = f"histogram 'Microseconds per {op}'"
     if i < len(lines) and lines[i].strip().startswith("Percentiles:"):
-        printed = {float(p): float(v) for p, v in PERCENTILES.findall(lines[i])}
+        printed = {text_float(p, "a percentile rank", where): text_float(v, f"P{p}", where)
+                   for p, v in PERCENTILES.findall(lines[i])}
         i += 1
     buckets = []
     while i < len(lines) and (lines[i].startswith("---") or not lines[i].strip()) and not buckets:
@@ -75,16 +78,21 @@ def _parse_block(op: str, lines: list[str], start: int) -> tuple[HistogramBlock,
         m = BUCKET.match(lines[i].strip())
         if not m:
             break
-        buckets.append((float(m.group(1)), float(m.group(2)), int(m.group(3))))
+        buckets.append((text_float(m.group(1), "a bucket bound", where),
+                        text_float(m.group(2), "a bucket bound", where),
+                        text_int(m.group(3), "a bucket count", where)))
         i += 1
-    count = int(count_m.group(1))
+    count = text_int(count_m.group(1), "Count", where)
     if buckets and sum(c for *_, c in buckets) != count:
         raise EngineOutputError(f"histogram 'Microseconds per {op}': buckets sum to "
                                 f"{sum(c for *_, c in buckets)} but Count is {count} (output truncated?)")
-    block = HistogramBlock(op=op, count=count, average=float(count_m.group(2)),
-                           stddev=float(count_m.group(3)), minimum=float(minmax_m.group(1)),
-                           median=float(minmax_m.group(2)), maximum=float(minmax_m.group(3)),
-                           printed_percentiles=printed, buckets=tuple(buckets))
+    average, stddev = (text_float(count_m.group(k), f, where)
+                       for k, f in ((2, "Average"), (3, "StdDev")))
+    minimum, median, maximum = (text_float(minmax_m.group(k), f, where)
+                                for k, f in ((1, "Min"), (2, "Median"), (3, "Max")))
+    block = HistogramBlock(op=op, count=count, average=average, stddev=stddev, minimum=minimum,
+                           median=median, maximum=maximum, printed_percentiles=printed,
+                           buckets=tuple(buckets))
     return block, i
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..errors import EngineOutputError
+from ..errors import ConfigError, EngineOutputError
 from ..record import HIGHER, LOWER, Histogram, Metric
 from .db_bench_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
+from .numbers import text_float, text_int
+from .validate import INT32_MAX
 from .results import ROW_OK, ParseRequest, ResultRow, ToolReport
 
 # `readrandom   :       4.399 micros/op ...`: both engines pad the name with %-12s.
@@ -30,7 +32,8 @@ def find_result_line(stdout: str, benchmark: str) -> tuple[float, str, str]:
         if m and m.group(1) == benchmark:
             end = next((j for j in range(index + 1, len(lines))
                         if RESULT_LINE.match(lines[j].strip())), len(lines))
-            return float(m.group(2)), m.group(3), "\n".join(lines[index + 1:end])
+            micros = text_float(m.group(2), "micros/op", f"{benchmark!r} result line")
+            return micros, m.group(3), "\n".join(lines[index + 1:end])
     raise EngineOutputError(f"no '{benchmark} : ... micros/op' line in the engine's output "
                             f"({len(stdout.splitlines())} lines of stdout); the process may have "
                             f"crashed or rejected a flag: see its log")
@@ -47,6 +50,7 @@ def histogram_metrics(blocks: list[HistogramBlock]) -> tuple[list[Metric], list[
         prefix = "" if index == 0 else f"{block.op}_"
         for p, value in block_percentiles(block).items():
             metrics.append(Metric(f"{prefix}{percentile_label(p)}_us", value, "us", LOWER))
+        metrics.append(Metric(f"{prefix}min_us", block.minimum, "us", LOWER))
         metrics.append(Metric(f"{prefix}avg_us", block.average, "us", LOWER))
         metrics.append(Metric(f"{prefix}max_us", block.maximum, "us", LOWER))
         metrics.append(Metric(f"{prefix}stddev_us", block.stddev, "us", LOWER))
@@ -59,11 +63,13 @@ def common_metrics(micros_per_op: float, rest: str) -> tuple[list[Metric], list[
     notes = []
     mb = MB_PER_SEC.search(rest)
     if mb:
-        metrics.append(Metric("mb_per_sec", float(mb.group(1)), "MB/s", HIGHER))
+        metrics.append(Metric("mb_per_sec", text_float(mb.group(1), "MB/s", "result line"),
+                              "MB/s", HIGHER))
     found = FOUND.search(rest)
     if found:
         notes.append(found.group(0))
-        hits, asked = int(found.group(1)), int(found.group(2))
+        hits = text_int(found.group(1), "found count", "result line")
+        asked = text_int(found.group(2), "lookup count", "result line")
         if asked:
             metrics.append(Metric("found_pct", 100.0 * hits / asked, "%", HIGHER))
     return metrics, notes
@@ -87,6 +93,10 @@ def db_bench_report(fmt: str, text: str, request: ParseRequest, parse_row: RowPa
 
     RocksDB's `[AVG N runs]`-style lines do not match the result pattern and are ignored.
     """
+    if isinstance(request.threads, bool) or not isinstance(request.threads, int) \
+            or not 1 <= request.threads <= INT32_MAX:
+        raise ConfigError(f"threads is {request.threads!r:.40}; db_bench runs 1..{INT32_MAX} "
+                          f"threads (import: --threads N with N ≥ 1)")
     if request.benchmark:
         row = parse_row(text, request.benchmark, request.threads, request.report_csv)
         return ToolReport(fmt, (row,))

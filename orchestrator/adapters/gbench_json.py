@@ -19,11 +19,14 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from typing import Any
 
 from ..errors import EngineOutputError
 from ..record import HIGHER, LOWER, Metric
+from .numbers import json_float
+from .validate import INT32_MAX, check_metric
 from .results import (ROW_FAILED, ROW_OK, ROW_SKIPPED, AggregateRow, ParseRequest, ResultRow,
                       ToolReport, finite_metrics, strip_threads)
 
@@ -46,15 +49,27 @@ def load_json(text: str, source: str) -> Any:
     except json.JSONDecodeError as exc:
         raise EngineOutputError(f"{source}: line {exc.lineno} column {exc.colno}: {exc.msg}; "
                                 f"the file is not valid JSON (truncated?)") from None
+    except (ValueError, RecursionError) as exc:  # an integer of 4,300+ digits; deep nesting
+        raise EngineOutputError(f"{source}: {str(exc)[:100]}; the file is not JSON any "
+                                f"benchmark tool writes") from None
 
 
 def _field(entry: dict, key: str, kinds: type | tuple[type, ...], where: str) -> Any:
     value = entry.get(key)
     if value is None or isinstance(value, bool) or not isinstance(value, kinds):
-        got = "missing" if key not in entry else f"{value!r}"
+        got = "missing" if key not in entry else f"{value!r}"[:60]
         raise EngineOutputError(f"{where}: field {key!r} is {got}; expected "
                                 f"{getattr(kinds, '__name__', 'a number')}")
     return value
+
+
+def _finite(entry: dict, key: str, scale: float, where: str) -> float:
+    """A required number (times in ns): NaN or an overflow is an error, never left out."""
+    value = json_float(_field(entry, key, (int, float), where))
+    if value is None or not math.isfinite(value * scale):
+        raise EngineOutputError(f"{where}: field {key!r} is {entry[key]!r:.60}; expected a "
+                                f"finite number")
+    return value * scale
 
 
 def _to_ns(entry: dict, where: str) -> float:
@@ -71,14 +86,15 @@ def _rate_metrics(entry: dict, name: str, threads: int, ratio: bool) -> list[Met
         return "ratio" if ratio else plain
 
     metrics: list[Metric] = []
-    items, nbytes = entry.get("items_per_second"), entry.get("bytes_per_second")
-    if isinstance(items, (int, float)):
-        metrics += [Metric("items_per_second", float(items), unit("items/s"), HIGHER),
-                    Metric("ops_per_sec", float(items), unit("ops/s"), HIGHER)]
+    items = json_float(entry.get("items_per_second"))
+    nbytes = json_float(entry.get("bytes_per_second"))
+    if items is not None:
+        metrics += [Metric("items_per_second", items, unit("items/s"), HIGHER),
+                    Metric("ops_per_sec", items, unit("ops/s"), HIGHER)]
         if name.endswith(WALL_CLOCK_SUFFIXES) and not ratio:
             metrics.append(Metric("per_thread_ops_per_sec", items / threads, "ops/s", HIGHER))
-    if isinstance(nbytes, (int, float)):
-        metrics += [Metric("bytes_per_second", float(nbytes), unit("B/s"), HIGHER),
+    if nbytes is not None:
+        metrics += [Metric("bytes_per_second", nbytes, unit("B/s"), HIGHER),
                     Metric("mb_per_sec", nbytes / (1.0 if ratio else MIB), unit("MB/s"), HIGHER)]
     return metrics
 
@@ -86,39 +102,47 @@ def _rate_metrics(entry: dict, name: str, threads: int, ratio: bool) -> list[Met
 def _counter_metrics(entry: dict, ratio: bool) -> list[Metric]:
     metrics = []
     for key, value in entry.items():
-        if key not in _RESERVED and isinstance(value, (int, float)) and not isinstance(value, bool):
-            metrics.append(Metric(key, float(value), "ratio" if ratio else "", HIGHER))
+        number = json_float(value)
+        if key not in _RESERVED and number is not None:
+            metrics.append(Metric(key, number, "ratio" if ratio else "", HIGHER))
     for key in ("allocs_per_iter", "max_bytes_used"):
-        if isinstance(entry.get(key), (int, float)):
-            metrics.append(Metric(key, float(entry[key]), "allocs" if key[0] == "a" else "B", LOWER))
+        number = json_float(entry.get(key))
+        if number is not None:
+            metrics.append(Metric(key, number, "allocs" if key[0] == "a" else "B", LOWER))
     return metrics
 
 
-def _measurement(entry: dict, where: str, name: str, threads: int,
-                 ratio: bool) -> tuple[list[Metric], list[str]]:
+def _measurement(entry: dict, where: str, name: str, threads: int, ratio: bool,
+                 aggregate: bool) -> tuple[list[Metric], list[str]]:
     """Time, rate and counter metrics of a row; ratio: a cv-like aggregate (unitless)."""
     scale = 1.0 if ratio else _to_ns(entry, where)
-    real = _field(entry, "real_time", (int, float), where) * scale
-    cpu = _field(entry, "cpu_time", (int, float), where) * scale
+    real, cpu = _finite(entry, "real_time", scale, where), _finite(entry, "cpu_time", scale, where)
     time_unit = "ratio" if ratio else "ns"
     metrics = [Metric("real_time" if ratio else "real_time_ns", real, time_unit, LOWER),
                Metric("cpu_time" if ratio else "cpu_time_ns", cpu, time_unit, LOWER)]
     if "iterations" in entry:
-        iterations = _field(entry, "iterations", (int, float), where)
-        metrics.append(Metric("iterations", float(iterations), "iterations", HIGHER))
-    metrics += _rate_metrics(entry, name, threads, ratio) + _counter_metrics(entry, ratio)
+        metrics.append(Metric("iterations", _finite(entry, "iterations", 1.0, where),
+                              "iterations", HIGHER))
+    # Rates and user counters may be NaN or infinite in a real file (a counter over zero time):
+    # those are left out and named in the notes.
+    optional, dropped = finite_metrics(_rate_metrics(entry, name, threads, ratio)
+                                       + _counter_metrics(entry, ratio))
     notes = [] if ratio or name.endswith(WALL_CLOCK_SUFFIXES) or threads == 1 else \
         ["rates are per CPU-second summed over threads (CPU-time benchmark)"]
-    kept, dropped = finite_metrics(metrics)
-    return kept, notes + dropped
+    for metric in metrics + optional:  # here, where the row is known; validate.py checks again
+        check_metric(metric, where, repetition=not ratio and not aggregate)
+    return metrics + optional, notes + dropped
 
 
 def _name_and_threads(entry: dict, where: str) -> tuple[str, int]:
     raw = entry.get("run_name") or _field(entry, "name", str, where)
-    name, from_name = strip_threads(str(raw))
+    if not isinstance(raw, str):
+        raise EngineOutputError(f"{where}: field 'run_name' is {raw!r:.60}; expected a string")
+    name, from_name = strip_threads(raw)
     threads = entry.get("threads", from_name or 1)
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise EngineOutputError(f"{where}: field 'threads' is {threads!r}; expected an integer ≥ 1")
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= INT32_MAX:
+        raise EngineOutputError(f"{where}: field 'threads' is {threads!r:.60}; expected an "
+                                f"integer in 1..{INT32_MAX}")
     return name, threads
 
 
@@ -126,7 +150,8 @@ def _iteration_row(entry: dict, where: str, seen: dict[tuple[str, int], int]) ->
     name, threads = _name_and_threads(entry, where)
     seen[(name, threads)] += 1
     index = entry.get("repetition_index")
-    repetition = index + 1 if isinstance(index, int) else seen[(name, threads)]
+    numbered = isinstance(index, int) and not isinstance(index, bool)
+    repetition = index + 1 if numbered else seen[(name, threads)]
     label = (f"label: {entry['label']}",) if entry.get("label") else ()
     if entry.get("error_occurred"):
         message = str(entry.get("error_message") or "error_occurred without a message")
@@ -134,7 +159,7 @@ def _iteration_row(entry: dict, where: str, seen: dict[tuple[str, int], int]) ->
     if entry.get("skipped"):
         message = str(entry.get("skip_message") or "skipped without a message")
         return ResultRow(name, repetition, threads, ROW_SKIPPED, message, notes=label)
-    metrics, notes = _measurement(entry, where, name, threads, ratio=False)
+    metrics, notes = _measurement(entry, where, name, threads, ratio=False, aggregate=False)
     return ResultRow(name, repetition, threads, ROW_OK, "", tuple(metrics),
                      notes=tuple(notes) + label)
 
@@ -144,19 +169,17 @@ def _aggregate_row(entry: dict, where: str) -> AggregateRow:
     aggregate = _field(entry, "aggregate_name", str, where)
     if aggregate == "BigO":
         scale = _to_ns(entry, where)
-        metrics = [Metric("cpu_coefficient_ns",
-                          _field(entry, "cpu_coefficient", (int, float), where) * scale, "ns", LOWER),
-                   Metric("real_coefficient_ns",
-                          _field(entry, "real_coefficient", (int, float), where) * scale, "ns", LOWER)]
+        metrics = [Metric(f"{key}_ns", json_float(_field(entry, key, (int, float), where)) * scale,
+                          "ns", LOWER) for key in ("cpu_coefficient", "real_coefficient")]
         kept, notes = finite_metrics(metrics)
         return AggregateRow(name, aggregate, threads, tuple(kept),
                             notes=(f"big_o: {entry.get('big_o', '?')}", *notes))
     if aggregate == "RMS":
-        kept, notes = finite_metrics([Metric("rms", _field(entry, "rms", (int, float), where),
-                                             "ratio", LOWER)])
+        kept, notes = finite_metrics([Metric("rms", json_float(_field(entry, "rms", (int, float),
+                                                                      where)), "ratio", LOWER)])
         return AggregateRow(name, aggregate, threads, tuple(kept), notes=tuple(notes))
     ratio = entry.get("aggregate_unit") == "percentage"
-    metrics, notes = _measurement(entry, where, name, threads, ratio)
+    metrics, notes = _measurement(entry, where, name, threads, ratio, aggregate=True)
     # An aggregate's `iterations` is the number of repetitions it summarizes.
     metrics = [Metric("repetitions", m.value, "repetitions", HIGHER) if m.name == "iterations"
                else m for m in metrics]
@@ -180,7 +203,8 @@ def parse_gbench_json(text: str, source: str = "Google Benchmark JSON") -> ToolR
         if not isinstance(entry, dict):
             raise EngineOutputError(f"{where} is {type(entry).__name__}; expected an object")
         if "name" in entry:
-            where += f" ({entry['name']})"
+            where += f" ({str(entry['name'])[:80]!r})" if not isinstance(entry["name"], str) \
+                or not entry["name"].isprintable() else f" ({entry['name'][:80]})"
         if entry.get("run_type") == "aggregate":
             aggregates.append(_aggregate_row(entry, where))
         else:

@@ -7,6 +7,9 @@ Each entry of `results` is one command (or one parameter point of `--parameter-s
 - mean, median, min, max and stddev of the wall time, and the mean user and system times, are
   aggregates (hyperfine reports user/system only as means);
 - `parameters` become the rows' params.
+
+A time, memory figure or statistic that is NaN, infinite or negative is a parse error (the
+checks in validate.py): hyperfine never writes one.
 """
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ from typing import Any
 from ..errors import EngineOutputError
 from ..record import LOWER, Metric
 from .gbench_json import load_json
-from .results import (ROW_FAILED, ROW_OK, AggregateRow, ParseRequest, ResultRow, ToolReport,
-                      finite_metrics)
+from .numbers import json_float
+from .results import ROW_FAILED, ROW_OK, AggregateRow, ParseRequest, ResultRow, ToolReport
+from .validate import check_metric
 
 _STATISTICS = ("mean", "median", "min", "max", "stddev")
 
@@ -25,10 +29,11 @@ def _number(entry: dict, key: str, where: str, optional: bool = False) -> float 
     value = entry.get(key)
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        got = "missing" if key not in entry else repr(value)
+    number = json_float(value)
+    if number is None:
+        got = "missing" if key not in entry else repr(value)[:60]
         raise EngineOutputError(f"{where}: field {key!r} is {got}; expected a number")
-    return float(value)
+    return number
 
 
 def _list(entry: dict, key: str, where: str, length: int | None) -> list | None:
@@ -37,7 +42,7 @@ def _list(entry: dict, key: str, where: str, length: int | None) -> list | None:
         return None
     if not isinstance(value, list) or (length is not None and len(value) != length):
         raise EngineOutputError(f"{where}: field {key!r} must be a list of {length} values "
-                                f"(one per time), got {str(value)[:60]}")
+                                f"(one per time), got {repr(value)[:60]}")
     return value
 
 
@@ -52,16 +57,20 @@ def _samples(entry: dict, where: str, name: str,
     rows = []
     for index, wall in enumerate(times):
         sample = f"{where} times[{index}]"
-        if isinstance(wall, bool) or not isinstance(wall, (int, float)):
-            raise EngineOutputError(f"{sample} is {wall!r}; expected seconds")
-        metrics = [Metric("wall_s", float(wall), "s", LOWER)]
-        if memory is not None and isinstance(memory[index], (int, float)):
-            metrics.append(Metric("max_rss_bytes", float(memory[index]), "B", LOWER))
+        seconds = json_float(wall)
+        if seconds is None:
+            raise EngineOutputError(f"{sample} is {wall!r:.60}; expected seconds")
+        metrics = [Metric("wall_s", seconds, "s", LOWER)]
+        rss = json_float(memory[index]) if memory is not None else None
+        if rss is not None:
+            metrics.append(Metric("max_rss_bytes", rss, "B", LOWER))
         code = codes[index]
-        status = ROW_OK if code == 0 else ROW_FAILED
-        error = "" if code == 0 else ("killed by a signal" if code is None else f"exit code {code}")
-        kept, notes = finite_metrics(metrics)
-        rows.append(ResultRow(name, index + 1, 1, status, error, tuple(kept), params, tuple(notes)))
+        ok = code == 0 and not isinstance(code, bool)
+        for metric in metrics:  # here, where the sample is known; validate.py checks again
+            check_metric(metric, sample, repetition=ok)
+        status = ROW_OK if ok else ROW_FAILED
+        error = "" if ok else ("killed by a signal" if code is None else f"exit code {code!r:.40}")
+        rows.append(ResultRow(name, index + 1, 1, status, error, tuple(metrics), params))
     return rows
 
 
@@ -71,9 +80,13 @@ def _aggregates(entry: dict, where: str, name: str,
     for stat in _STATISTICS:
         value = _number(entry, stat, where, optional=(stat == "stddev"))
         if value is not None:
-            rows.append(AggregateRow(name, stat, 1, (Metric("wall_s", value, "s", LOWER),), params))
+            metric = Metric("wall_s", value, "s", LOWER)
+            check_metric(metric, f"{where}: field {stat!r}", repetition=False)
+            rows.append(AggregateRow(name, stat, 1, (metric,), params))
     cpu = [Metric(f"{key}_s", v, "s", LOWER) for key in ("user", "system")
            if (v := _number(entry, key, where, optional=True)) is not None]
+    for metric in cpu:
+        check_metric(metric, f"{where}: field {metric.name[:-2]!r}", repetition=False)
     if cpu:
         rows.append(AggregateRow(name, "mean_cpu", 1, tuple(cpu), params))
     return rows
@@ -95,6 +108,10 @@ def parse_hyperfine_json(text: str, source: str = "hyperfine JSON") -> ToolRepor
         if not isinstance(parameters, dict):
             raise EngineOutputError(f"{where}: field 'parameters' is {parameters!r}; expected an object")
         params = tuple(sorted((str(k), v) for k, v in parameters.items()))
+        for key, value in params:
+            if isinstance(value, (dict, list)):
+                raise EngineOutputError(f"{where}: parameter {key!r} is {value!r:.60}; expected "
+                                        f"text or a number")
         rows += _samples(entry, where, entry["command"], params)
         aggregates += _aggregates(entry, where, entry["command"], params)
     return ToolReport("hyperfine_json", tuple(rows), tuple(aggregates), {})

@@ -17,7 +17,9 @@ values:                  # field → metric; `better` is higher | lower
 A value whose field holds a list gives one repetition per element; a scalar gives one repetition
 per record; a value with `aggregate:` is a statistic the harness computed and is stored as an
 aggregate, never as a repetition. Records with the same name, threads and params are
-repetitions in file order. A record with none of the mapped values is an error naming its line.
+repetitions in file order. A record with none of the mapped values is an error naming its line,
+and so is a params field that is not a scalar, a repetition that is not a whole number, or a
+value that is NaN, infinite or negative where its unit or name says it cannot be (validate.py).
 """
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ from typing import Any, Iterator
 from ..errors import ConfigError, EngineOutputError
 from ..record import HIGHER, LOWER, Metric
 from .gbench_json import load_json
+from .numbers import json_float
 from .results import ROW_OK, AggregateRow, ParseRequest, ResultRow, ToolReport
+from .validate import check_metric
 
 
 @dataclass(frozen=True)
@@ -105,10 +109,14 @@ def _records(text: str, cfg: JsonMap, source: str) -> Iterator[tuple[str, Any]]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    yield f"{source}: line {number}", json.loads(line)
+                    record = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise EngineOutputError(f"{source}: line {number} column {exc.colno}: "
                                             f"{exc.msg}; each line must be one JSON object") from None
+                except (ValueError, RecursionError) as exc:  # 4,300+ digits; deep nesting
+                    raise EngineOutputError(f"{source}: line {number}: {str(exc)[:100]}; each "
+                                            f"line must be one JSON object") from None
+                yield f"{source}: line {number}", record
         return
     node = load_json(text, source)
     for key in filter(None, cfg.records.split(".")):
@@ -120,9 +128,28 @@ def _records(text: str, cfg: JsonMap, source: str) -> Iterator[tuple[str, Any]]:
 
 
 def _number(value: Any, where: str, field_name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise EngineOutputError(f"{where}: field {field_name!r} is {value!r}; expected a number")
-    return float(value)
+    number = json_float(value)
+    if number is None:
+        raise EngineOutputError(f"{where}: field {field_name!r} is {value!r:.60}; expected a number")
+    return number
+
+
+def _repetition(value: Any, where: str, field_name: str) -> int:
+    """A 1-based repetition number: a whole number (2 or 2.0), never 1.5, NaN or a string."""
+    number = _number(value, where, field_name)
+    if not number.is_integer() or not 1 <= number <= 2**31 - 1:
+        raise EngineOutputError(f"{where}: field {field_name!r} is {value!r:.60}; expected a "
+                                f"whole number in 1..{2**31 - 1}")
+    return int(number)
+
+
+def _params(record: dict, cfg: JsonMap, where: str) -> tuple[tuple[str, Any], ...]:
+    params = tuple(sorted((p, record[p]) for p in cfg.params if p in record))
+    for key, value in params:
+        if isinstance(value, (dict, list)):
+            raise EngineOutputError(f"{where}: field {key!r} (a param) is {value!r:.60}; "
+                                    f"expected text, a number, true/false or null")
+    return params
 
 
 def _threads(record: dict, cfg: JsonMap, where: str) -> int:
@@ -130,7 +157,8 @@ def _threads(record: dict, cfg: JsonMap, where: str) -> int:
         return 1
     value = record[cfg.threads]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise EngineOutputError(f"{where}: field {cfg.threads!r} is {value!r}; expected an integer ≥ 1")
+        raise EngineOutputError(f"{where}: field {cfg.threads!r} is {value!r:.60}; expected an "
+                                f"integer ≥ 1")
     return value
 
 
@@ -144,10 +172,13 @@ def _samples(record: dict, cfg: JsonMap, where: str) -> tuple[list[list[Metric]]
         raw = record[vm.field]
         values = raw if isinstance(raw, list) else [raw]
         numbers = [_number(v, where, vm.field) for v in values]
+        metrics = [Metric(vm.metric, n, vm.unit, vm.better) for n in numbers]
+        for metric in metrics:  # here, where the line is known; validate.py checks again
+            check_metric(metric, f"{where}: field {vm.field!r}", repetition=not vm.aggregate)
         if vm.aggregate:
-            aggregates += [Metric(vm.metric, n, vm.unit, vm.better) for n in numbers[:1]]
-        for index, number in enumerate(numbers if not vm.aggregate else []):
-            per_rep[index].append(Metric(vm.metric, number, vm.unit, vm.better))
+            aggregates += metrics[:1]
+        for index, metric in enumerate(metrics if not vm.aggregate else []):
+            per_rep[index].append(metric)
     if not per_rep and not aggregates:
         fields = ", ".join(vm.field for vm in cfg.values)
         raise EngineOutputError(f"{where}: none of the mapped value fields ({fields}) is present")
@@ -165,7 +196,7 @@ def parse_json_map(text: str, cfg: JsonMap, source: str = "json_map file") -> To
         if not isinstance(record.get(cfg.name), str) or not record[cfg.name]:
             raise EngineOutputError(f"{where}: field {cfg.name!r} (the benchmark name) is missing")
         name, threads = record[cfg.name], _threads(record, cfg, where)
-        params = tuple(sorted((p, record[p]) for p in cfg.params if p in record))
+        params = _params(record, cfg, where)
         reps, stats = _samples(record, cfg, where)
         by_stat: dict[str, list[Metric]] = defaultdict(list)
         for vm, metric in zip([v for v in cfg.values if v.aggregate and v.field in record], stats):
@@ -176,7 +207,7 @@ def parse_json_map(text: str, cfg: JsonMap, source: str = "json_map file") -> To
             key = (name, threads, params)
             seen[key] += 1
             rep = record.get(cfg.repetition) if cfg.repetition else None
-            repetition = int(_number(rep, where, cfg.repetition)) if rep is not None else seen[key]
+            repetition = _repetition(rep, where, cfg.repetition) if rep is not None else seen[key]
             rows.append(ResultRow(name, repetition, threads, ROW_OK, "", tuple(metrics), params))
     if not rows and not aggregates:
         raise EngineOutputError(f"{source}: no records; is the layout ({cfg.layout}) right?")

@@ -15,13 +15,15 @@ file came from elsewhere.
 | perf_csv         | perf_csv.py           | perf stat -x, counters of a process      |
 | callgrind        | callgrind.py          | valgrind --tool=callgrind totals         |
 
-The db_bench result line itself is parsed in db_bench_text.py.
+The db_bench result line itself is parsed in db_bench_text.py. Every report passes the checks
+of validate.py before a caller sees it, and the only exceptions that leave `parse_output` are
+the project's (errors.py): a parser bug costs one failed record, never a run or an import.
 """
 from __future__ import annotations
 
 from typing import Protocol
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EngineOutputError, UserError
 from .callgrind import CallgrindAdapter
 from .gbench_json import GbenchJsonAdapter
 from .hyperfine_json import HyperfineJsonAdapter
@@ -30,6 +32,7 @@ from .leveldb_db_bench import LevelDbBenchAdapter
 from .perf_csv import PerfCsvAdapter
 from .results import ParseRequest, ResultRow, ToolReport
 from .rocksdb_db_bench import RocksDbBenchAdapter
+from .validate import validate_report
 
 
 class OutputAdapter(Protocol):
@@ -64,11 +67,20 @@ def db_bench_format(engine: str) -> str:
 
 
 def parse_output(fmt: str, text: str, request: ParseRequest) -> ToolReport:
-    """Any registered format; raises EngineOutputError for content that does not parse."""
+    """Any registered format, validated; raises EngineOutputError for content that does not
+    parse or holds a value no tool can mean (validate.py)."""
     adapter = ADAPTERS.get(fmt)
     if adapter is None:
         raise ConfigError(f"unknown format {fmt!r}; valid formats: {', '.join(ADAPTERS)}")
-    return adapter.parse(text, request)
+    try:
+        report = adapter.parse(text, request)
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the adapters' fuzz tests keep this unreachable
+        raise EngineOutputError(f"{request.source}: the {fmt} parser failed on this input "
+                                f"({type(exc).__name__}: {str(exc)[:120]!r}); a Tidemark bug, "
+                                f"please report it with the file") from exc
+    return validate_report(report, request.source)
 
 
 def parse_db_bench_step(engine: str, stdout: str, benchmark: str, threads: int,

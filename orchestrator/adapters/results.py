@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..record import Histogram, Metric, TimeSeries
+from .numbers import text_int
 
 ROW_OK = "ok"
 ROW_FAILED = "failed"  # the tool reported an error for this row
@@ -87,7 +88,8 @@ def strip_threads(name: str) -> tuple[str, int | None]:
     match = _THREADS_SEGMENT.search(name)
     if not match:
         return name, None
-    return name[:match.start()] + name[match.end():], int(match.group(1))
+    threads = text_int(match.group(1), "the threads: segment", f"benchmark {name[:80]!r}")
+    return name[:match.start()] + name[match.end():], threads
 
 
 def finite_metrics(candidates: list[Metric]) -> tuple[list[Metric], list[str]]:

@@ -12,6 +12,7 @@ import re
 from ..errors import EngineOutputError
 from ..record import HIGHER, LOWER, Metric, TimeSeries
 from .db_bench_text import benchmark_row, common_metrics, db_bench_report, find_result_line, parse_latency
+from .numbers import text_float
 from .results import ParseRequest, ResultRow, ToolReport
 
 OPS_FIELDS = re.compile(r"^\s*(\d+) ops/sec\s+([\d.]+) seconds\s+(\d+) operations;")
@@ -42,13 +43,15 @@ def parse_rocksdb_row(stdout: str, benchmark: str, threads: int, report_csv: str
     if not fields:
         raise EngineOutputError(f"RocksDB line for {benchmark!r} lacks 'N ops/sec S seconds N "
                                 f"operations;': {rest.strip()[:80]!r}")
-    ops_per_sec = float(fields.group(1))
+    where = f"{benchmark!r} result line"
+    ops_per_sec, seconds, operations = (text_float(fields.group(k), f, where) for k, f in
+                                        ((1, "ops/sec"), (2, "seconds"), (3, "operations")))
     metrics, notes = common_metrics(micros, rest)
     metrics += [
         Metric("ops_per_sec", ops_per_sec, "ops/s", HIGHER),
         Metric("per_thread_ops_per_sec", ops_per_sec / threads, "ops/s", HIGHER),
-        Metric("elapsed_s", float(fields.group(2)), "s", LOWER),
-        Metric("operations", float(fields.group(3)), "ops", HIGHER),
+        Metric("elapsed_s", seconds, "s", LOWER),
+        Metric("operations", operations, "ops", HIGHER),
     ]
     latency, histograms = parse_latency(section)
     series = parse_report_csv(report_csv)
