@@ -219,8 +219,6 @@ def import_command(argv: list[str]) -> None:
                       machine=args.machine, engine=args.engine, engine_version=args.engine_version,
                       date=check_date(args.date) if args.date else "", label=args.label,
                       workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
-    if not 1 <= args.threads <= 4096:
-        raise ConfigError(f"--threads {args.threads}; use the db_bench run's thread count, 1 or more")
     batch = read_import_file(args.file, meta, args.map, args.threads)
     store = Store(args.db)
     try:
