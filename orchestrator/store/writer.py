@@ -140,10 +140,19 @@ class Store:
     def record_ab(self, ab: dict[str, Any]) -> None:
         """Link the two runs of one `tidemark ab` job (before they run: a crash keeps the link)."""
         self.con.execute(
-            "INSERT INTO ab_pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO ab_pairs (ab_id, run_a, run_b, seed, same_build, overrides_a, "
+            "overrides_b, schedule, created_at, design, adaptive) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [ab["ab_id"], ab["run_a"], ab["run_b"], ab["seed"], ab["same_build"],
              _json(ab["overrides_a"]), _json(ab["overrides_b"]), _json(ab.get("schedule", [])),
-             _now()])
+             _now(), ab.get("design", "interleaved"),
+             _json(ab["adaptive"]) if ab.get("adaptive") else None])
+
+    def update_ab(self, ab_id: str, schedule: list[dict[str, Any]],
+                  adaptive: dict[str, Any] | None) -> None:
+        """The rounds an adaptive job has run so far, and its stopping state (after each round)."""
+        self.con.execute("UPDATE ab_pairs SET schedule = ?, adaptive = ? WHERE ab_id = ?",
+                         [_json(schedule), _json(adaptive) if adaptive else None, ab_id])
 
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         self.con.execute(
