@@ -114,9 +114,6 @@ class _Job:
 
     def run_block(self, block: Block) -> None:
         o = self.options
-        if o.adaptive and self._out_of_time():
-            self._note(block.point, 0, "max_minutes")
-            return
         self.loop.run([((self.ctxs[side], step),) for side, step in block.prepare])
         done, stopped = 0, "max_rounds"
         for rnd in block.rounds:
@@ -124,7 +121,9 @@ class _Job:
                                                          o.max_rounds):
                 stopped = "decided"
                 break
-            if o.adaptive and self._out_of_time():
+            # Every point gets one round (a point without any would compare to nothing), so
+            # the time budget can overrun by one round per point.
+            if o.adaptive and done and self._out_of_time():
                 stopped = "max_minutes"
                 break
             self.loop.run(self._groups(rnd))
@@ -247,5 +246,5 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
             f"point {p}: {n} of {options.max_rounds} ({ab['adaptive']['stopped'][p]})"
             for p, n in ab["adaptive"]["rounds_used"].items())
     console.print(f"ab {ab['ab_id']} ({options.design}): {status}; a = {run_ids['a']}, "
-                  f"b = {run_ids['b']}, seed {seed}{used}")
+                  f"b = {run_ids['b']}, seed {seed}{used}", soft_wrap=True, markup=False)
     return ab

@@ -71,7 +71,9 @@ def footer_lines(report: Report) -> list[str]:
     lines += [f"only in base: {x}" for x in report.only_base]
     lines += [f"only in candidate: {x}" for x in report.only_cand]
     if report.extra.get("design"):
-        lines.append(f"A/B design: {report.extra['design']}, analysed as per-round pairs")
+        budget = report.extra.get("max_rounds")
+        lines.append(f"A/B design: {report.extra['design']}, analysed as per-round pairs" +
+                     (f", adaptive (at most {budget} rounds)" if budget else ""))
     lines += [f"{row.label} {row.metric}: {note}" for row in report.rows
               for note in row.comparison.notes]
     return lines

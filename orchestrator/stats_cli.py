@@ -188,7 +188,7 @@ def ab_options(args: argparse.Namespace, thresholds: Thresholds, metrics: tuple[
                               f"--max-rounds N")
         if plan_looks(thresholds.alpha, args.max_rounds) is None:
             raise ConfigError(f"--max-rounds {args.max_rounds} leaves the stopping rule no look "
-                              f"at alpha {thresholds.alpha:g}; use --max-rounds 20 or more")
+                              f"at alpha {thresholds.alpha:g}; use --max-rounds 20 or more (at least 6)")
     return AbOptions(design=args.design, seed=args.seed, adaptive=args.adaptive,
                      max_rounds=args.max_rounds if args.adaptive else 0,
                      max_minutes=args.max_minutes if args.adaptive else 0.0,

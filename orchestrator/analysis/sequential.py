@@ -96,18 +96,24 @@ def signed_rank_cdf(n: int) -> tuple[float, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
+def interval_rank(n: int, level: float) -> int:
+    """k of the signed-rank interval: how many P(T ≤ s) are ≤ (1 − level) / 2 (0: none)."""
+    return int(np.searchsorted(signed_rank_cdf(n), (1.0 - level) / 2.0, side="right"))
+
+
+@lru_cache(maxsize=256)
+def _pairs_upper(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n)
+
+
 def signed_rank_interval(d: Sequence[float], level: float) -> tuple[float, float] | None:
     """The exact Wilcoxon signed-rank CI of the centre of d; None when n is too small."""
-    n = len(d)
-    cdf = signed_rank_cdf(n)
-    tail = (1.0 - level) / 2.0
-    k = 0
-    while k < len(cdf) and cdf[k] <= tail:
-        k += 1  # k = the count of s with P(T ≤ s) ≤ tail, i.e. the largest valid k
+    k = interval_rank(len(d), level)
     if k == 0:
         return None
     x = np.asarray(d, dtype=float)
-    i, j = np.triu_indices(n)
+    i, j = _pairs_upper(len(d))
     walsh = np.sort((x[i] + x[j]) / 2.0)
     return float(walsh[k - 1]), float(walsh[walsh.size - k])
 
