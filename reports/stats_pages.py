@@ -75,9 +75,9 @@ def changepoints_page(points: pd.DataFrame, base: str = "../") -> Page:
 
 
 def _round_text(record: dict[str, Any]) -> str:
-    """ab, ba, or a duet round's CPUs: a@0|b@1."""
+    """ab, ba, or a duet round's CPUs: a@0+b@1 (both at once)."""
     if record.get("together"):
-        return "|".join(f"{side}@{cpu}" for side, cpu in sorted(record.get("cpus", {}).items()))
+        return "+".join(f"{side}@{cpu}" for side, cpu in sorted(record.get("cpus", {}).items()))
     return str(record.get("order", ""))
 
 
