@@ -164,7 +164,12 @@ def duet_cpus(conf: TidemarkConf, given: tuple[int, ...]) -> tuple[int, ...]:
     if len(cpus) != 2 or cpus[0] == cpus[1]:
         raise ConfigError(f"--duet-cpus {','.join(map(str, cpus))}: a duet needs two different "
                           f"CPUs, e.g. --duet-cpus 0,1")
-    return check_pin_cpus(list(cpus))
+    try:
+        return check_pin_cpus(list(cpus))
+    except ConfigError:
+        raise ConfigError(f"--duet-cpus {','.join(map(str, cpus))} names a CPU that does not "
+                          f"exist or is not allowed here; give two online CPUs, e.g. "
+                          f"--duet-cpus 0,1") from None
 
 
 def check_design(conf: TidemarkConf, plan: RunPlan, blocks: list[Block], options: AbOptions) -> None:

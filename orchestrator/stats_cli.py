@@ -197,6 +197,7 @@ def ab_options(args: argparse.Namespace, thresholds: Thresholds, metrics: tuple[
 
 def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .ab import Side, run_ab
+    from .analysis.paired import PAIRED_DESIGNS, min_pairs
     from .verdicts import compare_runs
 
     args, shared = split_ab_args(argv)
@@ -211,6 +212,12 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
         overrides = [*shared, *own]
         conf, config = compose(overrides)
         sides.append(Side(name, conf, overrides, config))
+    rounds, least = sides[0].conf.repetitions, min_pairs(thresholds.alpha)
+    if options.design in PAIRED_DESIGNS and not options.adaptive and rounds < least:
+        console.print(f"note: {rounds} rounds cannot reach p < {thresholds.alpha:g} in a paired "
+                      f"test (the least is {least}); the verdict will be 'not enough "
+                      f"repetitions' (add repetitions={least} or more after '--')", markup=False,
+                      soft_wrap=True)
     ab = run_ab(sides[0], sides[1], console, options)
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
     # compare_runs finds the job's design in ab_pairs and analyses it as designed.
