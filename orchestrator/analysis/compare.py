@@ -26,7 +26,8 @@ class SeriesSamples:
     values: Mapping[str, Sequence[float]]  # metric → repetitions that ended ok, in run order
     better: Mapping[str, str]  # metric → higher | lower
     failed: int = 0  # measured invocations of this series that did not end ok
-    rounds: Mapping[str, Sequence[int]] = field(default_factory=dict)  # metric → repetition of each value
+    # metric → the repetition of each value: its round, when the runs are the sides of an A/B job
+    rounds: Mapping[str, Sequence[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

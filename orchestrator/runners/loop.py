@@ -1,8 +1,9 @@
 """The one run loop: `tidemark run` and `tidemark ab` both run their steps through it.
 
 The caller decides only the order: run passes its plan's steps, ab its schedule of two
-contexts (one per side), as groups: a duet round is a group of two steps run at the same time. The loop reports progress, skips the rest of a point after its
-setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
+contexts (one per side), as groups: a duet round is a group of two steps run at the same time
+(each in a thread that waits on its own process). The loop reports progress, skips the rest of
+a point after its setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
 unique within each run, and stores every invocation as soon as its step ends, so a crash, a
 hang or Ctrl-C later loses nothing already measured. A step runner that raises is a failed
 record with the reason, never the end of the loop.
