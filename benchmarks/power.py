@@ -34,6 +34,8 @@ BASE = ["engine=leveldb", "workload=readrandom", "workload.params.num=100000", "
 # guess, is what the page reports.
 PLANTED = {"2%": 104, "5%": 111, "10%": 120}
 INJECTED = (0.02, 0.05, 0.10)  # exact slowdowns applied to real A/A samples (second table)
+# `tidemark ab` design flags passed through (--design interleaved|duet|unpaired, --adaptive …).
+DESIGN_ARGS: list[str] = []
 
 
 def ab(tmp: Path, value_size: int, reps: int, seed: int) -> dict:
@@ -43,8 +45,8 @@ def ab(tmp: Path, value_size: int, reps: int, seed: int) -> dict:
     tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "thresholds.yaml"
     config.write_text("min_effect: 0.01\nunmeasured_noise: 0.0\n")
-    argv = [TIDEMARK, "ab", "--seed", str(seed), "--format", "json", "--config", str(config), "--b",
-            f"workload.params.value_size={value_size}", "--", *BASE, f"repetitions={reps}",
+    argv = [TIDEMARK, "ab", *DESIGN_ARGS, "--seed", str(seed), "--format", "json", "--config", str(config), "--b",
+            f"workload.params.value_size={value_size}", "--", *BASE, *([] if "--adaptive" in DESIGN_ARGS else [f"repetitions={reps}"]),
             f"db={tmp / 't.duckdb'}", f"results_dir={tmp}", f"data_dir={tmp / 'data'}"]
     proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
@@ -144,7 +146,14 @@ def main() -> None:
     parser.add_argument("--cal-reps", type=int, default=30)
     parser.add_argument("--out", default=str(REPO / "site" / "power.md"))
     parser.add_argument("--json", default=str(REPO / "benchmarks" / "power.json"))
+    parser.add_argument("--design", choices=("interleaved", "duet", "unpaired"),
+                        help="the `tidemark ab --design` of every job (default: ab's)")
+    parser.add_argument("--adaptive", action="store_true", help="`tidemark ab --adaptive`")
+    parser.add_argument("--max-rounds", type=int, help="`tidemark ab --max-rounds` (adaptive)")
     args = parser.parse_args()
+    DESIGN_ARGS[:] = ([f"--design={args.design}"] if args.design else []) + \
+        (["--adaptive"] if args.adaptive else []) + \
+        ([f"--max-rounds={args.max_rounds}"] if args.max_rounds else [])
     started, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tidemark-power-") as tmp:
         cal = calibrate(Path(tmp), args.cal_reps)

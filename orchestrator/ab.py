@@ -1,39 +1,47 @@
-"""`tidemark ab` (side effects): two configs run interleaved A B A B … on one machine in one job.
+"""`tidemark ab` (side effects): two configs measured in rounds on one machine in one job.
 
-Each round of repetitions runs both sides back to back in a seeded random order (recorded), so a
-slow drift of the machine (another tenant, heat, a background job) hits both sides alike instead
-of whichever side happened to run second. Each side is a normal run in the store (its own run id,
-build, data directory); the ab_pairs table links them. cli.py composes both configs with Hydra and
+Each round runs one repetition of both sides: back to back in a seeded random order
+(interleaved, unpaired) or at the same time on two CPUs (duet); the order lives in
+ab_schedule.py, the analysis of each design in analysis.paired, so a slow drift of the machine
+(another tenant, heat, a background job) hits both sides of a round alike. With --adaptive the
+job runs one round at a time and asks the analysis core (analysis.sequential) whether another
+is needed. Each side is a normal run in the store (its own run id, build, data directory); the
+ab_pairs table links them and records the design. cli.py composes both configs with Hydra and
 hands the dataclasses here.
 """
 from __future__ import annotations
 
 import dataclasses
-import random
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from . import machine
+from . import machine, verdicts
+from .ab_schedule import Block, Round, flatten, schedule_blocks
+from .ab_schedule import rounds_record, schedule  # noqa: F401 - imported from here by tests
+from .analysis.identity import series_key
+from .analysis.paired import DUET, INTERLEAVED
+from .analysis.sequential import another_round, undecided
+from .analysis.stats import UNDECIDED, Comparison, Thresholds
 from .build import Build
 from .cgroup import Cgroup, remove_cgroup
 from .engine_versions import resolve_engine_version
-from .errors import ConfigError
+from .errors import ConfigError, UserError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
                        open_results_store, remove_run_data, run_context, run_record)
-from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
+from .plan import RunPlan, make_plan
 from .progress import RunProgress
 from .record import STATUS_OK
-from .runners.context import RunContext
-from .runners.loop import run_steps
+from .runners.context import RunContext, step_identity
+from .runners.loop import RunLoop
 from .schema import TidemarkConf
 from .store import Store
 
-PREPARING = (PHASE_SETUP, PHASE_WARMUP)  # run for both sides before a point's measured rounds
 
 
 @dataclass(frozen=True)
@@ -44,47 +52,18 @@ class Side:
     config: dict[str, Any]
 
 
-def schedule(plan_a: RunPlan, plan_b: RunPlan, seed: int) -> list[tuple[str, Step]]:
-    """The interleaved order (pure): per point, both sides' setups and warm-ups, then each round
-    of measured repetitions in a seeded random order, then anything else (callgrind)."""
-    check_same_shape(plan_a, plan_b)
-    rng = random.Random(seed)
-    order: list[tuple[str, Step]] = []
-    points = sorted({s.point for s in plan_a.steps})
-    for point in points:
-        a = [s for s in plan_a.steps if s.point == point]
-        b = [s for s in plan_b.steps if s.point == point]
-        order += [("a", s) for s in a if s.phase in PREPARING]
-        order += [("b", s) for s in b if s.phase in PREPARING]
-        measured_a = [s for s in a if s.phase == PHASE_MEASURED]
-        measured_b = [s for s in b if s.phase == PHASE_MEASURED]
-        for step_a, step_b in zip(measured_a, measured_b):
-            pair = [("a", step_a), ("b", step_b)]
-            rng.shuffle(pair)
-            order += pair
-        done = {id(s) for _, s in order}
-        order += [("a", s) for s in a if id(s) not in done] + [("b", s) for s in b if id(s) not in done]
-    return order
+@dataclass(frozen=True)
+class AbOptions:
+    """How the job is measured (the design) and, adaptive, when it stops (analysis.sequential)."""
 
-
-def check_same_shape(plan_a: RunPlan, plan_b: RunPlan) -> None:
-    """Both sides must run the same workloads and repetitions, or rounds cannot pair up."""
-    shape = lambda plan: [(s.point, s.workload, s.phase, s.repetition) for s in plan.steps]
-    if shape(plan_a) != shape(plan_b):
-        raise ConfigError("the two sides plan different steps; give workload, suite and "
-                          "repetitions after '--' so both sides share them")
-    if plan_a.engine != plan_b.engine:
-        raise ConfigError(f"side a runs {plan_a.engine} and side b {plan_b.engine}; ab compares "
-                          f"two builds of one engine")
-
-
-def rounds_record(order: list[tuple[str, Step]]) -> list[dict[str, Any]]:
-    """The measured order as stored: one entry per round, e.g. {"point": 1, "rep": 2, "order": "ba"}."""
-    rounds: dict[tuple[int, int], str] = {}
-    for side, step in order:
-        if step.phase == PHASE_MEASURED:
-            rounds[(step.point, step.repetition)] = rounds.get((step.point, step.repetition), "") + side
-    return [{"point": p, "rep": r, "order": o} for (p, r), o in rounds.items()]
+    design: str = INTERLEAVED
+    seed: int | None = None
+    adaptive: bool = False
+    max_rounds: int = 0  # adaptive: the round budget per point (the plan's repetitions)
+    max_minutes: float = 0.0  # adaptive: the time budget of the measured rounds; 0 = none
+    duet_cpus: tuple[int, ...] = ()  # duet: the two CPUs (default: the profile's, else 0 and 1)
+    metrics: tuple[str, ...] = ("ops_per_sec",)
+    thresholds: Thresholds = Thresholds()
 
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
@@ -97,27 +76,133 @@ def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Buil
     return record["machine_state"]
 
 
-def _run_interleaved(order: list[tuple[str, Step]], ctxs: dict[str, RunContext], store: Store,
-                     console: Console) -> str:
-    """Both sides through the one run loop in the scheduled order; the run status."""
-    items = [(ctxs[side], step) for side, step in order]
-    with RunProgress(console, len(items)) as progress:
-        done = run_steps(items, store, progress)
-    return "ok" if all(i.status == STATUS_OK for i in done) else "partial"
+# Stands for a point whose rounds compare to nothing yet (e.g. its first rounds failed).
+UNDECIDED_YET = Comparison(0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, UNDECIDED)
 
 
-def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[str, Any]:
-    """Build both sides, run them interleaved, store two linked runs; returns the ab record."""
+class _Job:
+    """One job's measured part: blocks of rounds through the one run loop, stopping early
+    (adaptive) when the analysis core needs no further round."""
+
+    def __init__(self, ab: dict[str, Any], ctxs: dict[str, RunContext], store: Store,
+                 options: AbOptions, loop: RunLoop):
+        self.ab, self.ctxs, self.store, self.options, self.loop = ab, ctxs, store, options, loop
+        self.ran: list[dict[str, Any]] = []
+        self.started = time.monotonic()
+
+    def _groups(self, rnd: Round) -> list[tuple[tuple[RunContext, Any], ...]]:
+        if not rnd.together:
+            return [((self.ctxs[side], step),) for side, step in rnd.steps]
+        cpus = dict(rnd.cpus)  # duet: each side pinned to its own CPU for this round
+        return [tuple((dataclasses.replace(self.ctxs[side], pin_cpus=(cpus[side],)), step)
+                      for side, step in rnd.steps)]
+
+    def _comparisons(self, block: Block) -> list[Comparison]:
+        """This point's comparisons so far, as the analysis core makes them from the store."""
+        keys = {series_key(step_identity(self.ctxs["a"], step))
+                for side, step in block.rounds[0].steps if side == "a"}
+        try:
+            with self.store.reading() as con:
+                report = verdicts.compare_runs(con, self.ab["run_a"], self.ab["run_b"],
+                                               self.options.metrics, self.options.thresholds, True)
+        except UserError:  # nothing comparable yet (e.g. the first rounds failed)
+            return [UNDECIDED_YET]
+        return [r.comparison for r in report.rows if r.series_key in keys] or [UNDECIDED_YET]
+
+    def _out_of_time(self) -> bool:
+        limit = self.options.max_minutes
+        return bool(limit) and time.monotonic() - self.started >= limit * 60.0
+
+    def run_block(self, block: Block) -> None:
+        o = self.options
+        self.loop.run([((self.ctxs[side], step),) for side, step in block.prepare])
+        done, stopped = 0, "max_rounds"
+        for rnd in block.rounds:
+            if o.adaptive and done and not another_round(self._comparisons(block), done,
+                                                         o.max_rounds):
+                stopped = "decided"
+                break
+            # Every point gets one round (a point without any would compare to nothing), so
+            # the time budget can overrun by one round per point.
+            if o.adaptive and done and self._out_of_time():
+                stopped = "max_minutes"
+                break
+            self.loop.run(self._groups(rnd))
+            done += 1
+            self.ran.append(rnd.record())
+            if o.adaptive:
+                self.store.update_ab(self.ab["ab_id"], self.ran, self.ab["adaptive"])
+        if o.adaptive:
+            if stopped == "max_rounds" and not undecided(self._comparisons(block)):
+                stopped = "decided"  # the last round decided it
+            self._note(block.point, done, stopped)
+        self.loop.run([((self.ctxs[side], step),) for side, step in block.after])
+
+    def _note(self, point: int, rounds: int, stopped: str) -> None:
+        adaptive = self.ab["adaptive"]
+        adaptive["rounds_used"][str(point)] = rounds
+        adaptive["stopped"][str(point)] = stopped
+        self.store.update_ab(self.ab["ab_id"], self.ran, adaptive)
+
+
+def _run_blocks(blocks: list[Block], ab: dict[str, Any], ctxs: dict[str, RunContext],
+                store: Store, console: Console, options: AbOptions) -> str:
+    """Both sides through the one run loop, block by block; the run status."""
+    total = len(flatten(blocks))
+    with RunProgress(console, total) as progress:
+        job = _Job(ab, ctxs, store, options, RunLoop(store, progress, total))
+        for block in blocks:
+            job.run_block(block)
+    with store.reading() as con:
+        statuses = con.execute("SELECT DISTINCT status FROM invocations WHERE run_id IN (?, ?)",
+                               [ab["run_a"], ab["run_b"]]).fetchall()
+    return "ok" if {s for (s,) in statuses} <= {STATUS_OK} else "partial"
+
+
+def duet_cpus(conf: TidemarkConf, given: tuple[int, ...]) -> tuple[int, ...]:
+    """The two CPUs of a duet: given, else the profile's first two pinned CPUs, else 0 and 1."""
+    cpus = given or (tuple(conf.machine.pin_cpus[:2]) if len(conf.machine.pin_cpus) >= 2 else (0, 1))
+    if len(cpus) != 2 or cpus[0] == cpus[1]:
+        raise ConfigError(f"--duet-cpus {','.join(map(str, cpus))}: a duet needs two different "
+                          f"CPUs, e.g. --duet-cpus 0,1")
+    try:
+        return check_pin_cpus(list(cpus))
+    except ConfigError:
+        raise ConfigError(f"--duet-cpus {','.join(map(str, cpus))} names a CPU that does not "
+                          f"exist or is not allowed here; give two online CPUs, e.g. "
+                          f"--duet-cpus 0,1") from None
+
+
+def check_design(conf: TidemarkConf, plan: RunPlan, blocks: list[Block], options: AbOptions) -> None:
+    """Refuse, before building anything, a design this plan cannot run as designed."""
+    if options.design == DUET and conf.machine.allow_drop_caches and \
+            any(c.drop_caches for c in plan.caches.values()):
+        raise ConfigError("--design duet runs both sides at once, and this cache state drops "
+                          "every page cache (the other side's too); use cache=warm or cache=hot, "
+                          "or machine.allow_drop_caches=false")
+    if options.adaptive:
+        short = [b.point for b in blocks if len(b.rounds) != options.max_rounds]
+        if short:
+            raise ConfigError(f"--adaptive: point {short[0]} plans its own number of repetitions "
+                              f"(a suite item's repetitions); remove it so --max-rounds "
+                              f"{options.max_rounds} applies to every point")
+
+
+def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions()) -> dict[str, Any]:
+    """Build both sides, run them as designed, store two linked runs; returns the ab record."""
     if (a.conf.db, a.conf.results_dir) != (b.conf.db, b.conf.results_dir):
         raise ConfigError("both sides must write one results DB; give db= and results_dir= after '--'")
     sides = [dataclasses.replace(s, conf=dataclasses.replace(
         s.conf, engine=resolve_engine_version(s.conf.engine))) for s in (a, b)]
     plans = {s.name: make_plan(s.conf) for s in sides}
-    seed = secrets.randbits(32) if seed is None else seed
-    order = schedule(plans["a"], plans["b"], seed)
+    seed = secrets.randbits(32) if options.seed is None else options.seed
+    cpus = duet_cpus(a.conf, options.duet_cpus) if options.design == DUET else ()
+    blocks = schedule_blocks(plans["a"], plans["b"], seed, options.design, cpus)
+    check_design(a.conf, plans["a"], blocks, options)
     facts = machine.capture_facts(Path(a.conf.data_dir).expanduser())
     notes = check_machine(a.conf, facts)
-    pin = check_pin_cpus(a.conf.machine.pin_cpus)
+    # A duet pins each side to one of its two CPUs per round: the run's cgroup allows both.
+    pin = cpus or check_pin_cpus(a.conf.machine.pin_cpus)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
     store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser())
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
@@ -129,7 +214,11 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
           # The ab_pairs.same_build column marks an A/A pair: one build AND one config on both
           # sides; only such pairs feed the noise model (a planted change is not noise).
           "same_build": builds["a"].build_id == builds["b"].build_id and a.config == b.config,
-          "overrides_a": a.overrides, "overrides_b": b.overrides, "schedule": rounds_record(order)}
+          "overrides_a": a.overrides, "overrides_b": b.overrides, "design": options.design,
+          "schedule": [] if options.adaptive else
+          [r.record() for block in blocks for r in block.rounds],
+          "adaptive": {"max_rounds": options.max_rounds, "max_minutes": options.max_minutes,
+                       "rounds_used": {}, "stopped": {}} if options.adaptive else None}
     groups: dict[str, Cgroup | None] = {}
     ctxs: dict[str, RunContext] = {}
     before: dict[str, Any] = {}
@@ -145,7 +234,7 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
         store.record_ab(ab)
         status = "interrupted"
         try:
-            status = _run_interleaved(order, ctxs, store, console)
+            status = _run_blocks(blocks, ab, ctxs, store, console, options)
         finally:
             after = machine.capture_state()
             for name, ctx in ctxs.items():
@@ -157,5 +246,11 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
         for group in groups.values():
             if group:
                 remove_cgroup(group)
-    console.print(f"ab {ab['ab_id']}: {status}; a = {run_ids['a']}, b = {run_ids['b']}, seed {seed}")
+    used = ""
+    if options.adaptive:
+        used = "; rounds used " + ", ".join(
+            f"point {p}: {n} of {options.max_rounds} ({ab['adaptive']['stopped'][p]})"
+            for p, n in ab["adaptive"]["rounds_used"].items())
+    console.print(f"ab {ab['ab_id']} ({options.design}): {status}; a = {run_ids['a']}, "
+                  f"b = {run_ids['b']}, seed {seed}{used}", soft_wrap=True, markup=False)
     return ab

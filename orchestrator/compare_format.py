@@ -53,13 +53,14 @@ def rich_table(report: Report) -> Table:
     table = Table(title=f"base {_side(report.base)}\ncand {_side(report.cand)}",
                   caption=headline(report))
     for col in ("benchmark", "metric", "base median", "cand median", "change", "95% CI",
-                "p (U test)", "threshold", "verdict"):
-        table.add_column(col, justify="left" if col in ("benchmark", "metric", "verdict") else "right")
+                "p", "test", "threshold", "verdict"):
+        table.add_column(col, justify="left" if col in ("benchmark", "metric", "test", "verdict")
+                         else "right")
     for row in report.rows:
         c = row.comparison
         style = {SLOWER: "red", FASTER: "green"}.get(c.verdict, "")
         table.add_row(row.label, row.metric, num(c.base_median), num(c.cand_median), _change(row),
-                      _ci(row), num(c.p_value), f"{row.comparison.threshold * 100:.1f}%",
+                      _ci(row), num(c.p_value), c.test, f"{row.comparison.threshold * 100:.1f}%",
                       f"[{style}]{c.verdict}[/]" if style else c.verdict)
     return table
 
@@ -69,6 +70,12 @@ def footer_lines(report: Report) -> list[str]:
     lines += [f"differs (named, compared anyway): {n}" for n in report.named]
     lines += [f"only in base: {x}" for x in report.only_base]
     lines += [f"only in candidate: {x}" for x in report.only_cand]
+    if report.extra.get("design"):
+        budget = report.extra.get("max_rounds")
+        lines.append(f"A/B design: {report.extra['design']}, analysed as per-round pairs" +
+                     (f", adaptive (at most {budget} rounds)" if budget else ""))
+    lines += [f"{row.label} {row.metric}: {note}" for row in report.rows
+              for note in row.comparison.notes]
     return lines
 
 
@@ -78,13 +85,13 @@ def markdown(report: Report, link_prefix: str = "runs/") -> str:
     out = [f"**Baseline** [{base_id}]({link_prefix}{base_id}.md): {_side(report.base)}  ",
            f"**Candidate** [{cand_id}]({link_prefix}{cand_id}.md): {_side(report.cand)}", "",
            f"{headline(report)}", "",
-           "| benchmark | metric | base median | cand median | change | 95% CI | p | threshold | verdict |",
-           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "| benchmark | metric | base median | cand median | change | 95% CI | p | test | threshold | verdict |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
     for row in report.rows:
         c = row.comparison
         out.append(f"| {row.label} | {row.metric} | [{num(c.base_median)}]({link_prefix}{base_id}.md) "
                    f"(n={c.base_n}) | [{num(c.cand_median)}]({link_prefix}{cand_id}.md) (n={c.cand_n}) "
-                   f"| {_change(row)} | {_ci(row)} | {num(c.p_value)} | {c.threshold * 100:.1f}% "
+                   f"| {_change(row)} | {_ci(row)} | {num(c.p_value)} | {c.test} | {c.threshold * 100:.1f}% "
                    f"| {MARK.get(c.verdict, c.verdict)} |")
     extra = footer_lines(report)
     if extra:

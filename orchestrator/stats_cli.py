@@ -132,14 +132,38 @@ def gate_command(argv: list[str], console: Console) -> None:
     raise SystemExit(decision.code)
 
 
+def _cpu_pair(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(c) for c in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a CPU list; use e.g. 0,1") from None
+
+
 def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    from .analysis.paired import DESIGNS, INTERLEAVED
+    from .analysis.sequential import DEFAULT_MAX_ROUNDS
+
     parser = argparse.ArgumentParser(prog="tidemark ab", description=(
-        "Run two configs interleaved (A B A B …, seeded random order per round) and compare them. "
-        "e.g. tidemark ab --a engine.version=7.8.3 --b engine.version=9.10.0 -- "
+        "Run two configs in rounds (one repetition of each side per round) and compare them as "
+        "designed. e.g. tidemark ab --a engine.version=7.8.3 --b engine.version=9.10.0 -- "
         "workload=readrandom repetitions=10"))
     parser.add_argument("--a", action="append", default=[], help="override for side A (repeatable)")
     parser.add_argument("--b", action="append", default=[], help="override for side B (repeatable)")
     parser.add_argument("--seed", type=int, help="seed of the per-round order (default: random, recorded)")
+    parser.add_argument("--design", choices=DESIGNS, default=INTERLEAVED, help=(
+        "interleaved: A and B back to back in a seeded random order, analysed as per-round "
+        "pairs (default); duet: A and B at the same time, each on its own CPU (swapped every "
+        "round), analysed as pairs; unpaired: interleaved, analysed as two independent samples"))
+    parser.add_argument("--duet-cpus", type=_cpu_pair, default=(),
+                        help="the two CPUs of a duet (default: the machine profile's first two "
+                             "pin_cpus, else 0,1)")
+    parser.add_argument("--adaptive", action="store_true", help=(
+        "add rounds until the CI of the change is clear of the threshold or inside it, or the "
+        "budget is spent (then: cannot tell)"))
+    parser.add_argument("--max-rounds", type=int, default=DEFAULT_MAX_ROUNDS,
+                        help=f"adaptive: round budget per point (default {DEFAULT_MAX_ROUNDS})")
+    parser.add_argument("--max-minutes", type=float, default=0.0,
+                        help="adaptive: time budget of the measured rounds (default: none)")
     _add_common(parser)
     shared: list[str] = []
     if "--" in argv:
@@ -151,26 +175,60 @@ def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return args, shared
 
 
+def ab_options(args: argparse.Namespace, thresholds: Thresholds, metrics: tuple[str, ...],
+               overrides: list[str]) -> Any:
+    """The design and stopping options; refuses combinations the analysis cannot honour."""
+    from .ab import AbOptions
+    from .analysis.paired import UNPAIRED
+    from .analysis.sequential import plan_looks
+
+    if args.adaptive:
+        if args.design == UNPAIRED:
+            raise ConfigError("--adaptive needs a paired design; use --design interleaved or duet")
+        given = next((o for o in overrides if o.split("=")[0].lstrip("+") == "repetitions"), None)
+        if given:
+            raise ConfigError(f"--adaptive sets the rounds itself; replace {given!r} with "
+                              f"--max-rounds N")
+        if plan_looks(thresholds.alpha, args.max_rounds) is None:
+            raise ConfigError(f"--max-rounds {args.max_rounds} leaves the stopping rule no look "
+                              f"at alpha {thresholds.alpha:g}; use --max-rounds 20 or more (at least 6)")
+    return AbOptions(design=args.design, seed=args.seed, adaptive=args.adaptive,
+                     max_rounds=args.max_rounds if args.adaptive else 0,
+                     max_minutes=args.max_minutes if args.adaptive else 0.0,
+                     duet_cpus=tuple(args.duet_cpus), metrics=metrics, thresholds=thresholds)
+
+
 def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     from .ab import Side, run_ab
+    from .analysis.paired import PAIRED_DESIGNS, min_pairs
     from .signals import signals_interrupt
     from .verdicts import compare_runs
 
     args, shared = split_ab_args(argv)
     gate_conf = _gate_conf(args)  # a bad config fails before running
     thresholds = _thresholds(args, gate_conf.thresholds)
+    metrics = tuple(args.metrics or gate_conf.metrics)
+    options = ab_options(args, thresholds, metrics, [*shared, *args.a, *args.b])
+    if options.adaptive:
+        shared = [*shared, f"repetitions={options.max_rounds}"]  # the budget; it stops earlier
     sides = []
     for name, own in (("a", args.a), ("b", args.b)):
         overrides = [*shared, *own]
         conf, config = compose(overrides)
         sides.append(Side(name, conf, overrides, config))
+    rounds, least = sides[0].conf.repetitions, min_pairs(thresholds.alpha)
+    if options.design in PAIRED_DESIGNS and not options.adaptive and rounds < least:
+        console.print(f"note: {rounds} rounds cannot reach p < {thresholds.alpha:g} in a paired "
+                      f"test (the least is {least}); the verdict will be 'not enough "
+                      f"repetitions' (add repetitions={least} or more after '--')", markup=False,
+                      soft_wrap=True)
     with signals_interrupt():
-        ab = run_ab(sides[0], sides[1], console, args.seed)
+        ab = run_ab(sides[0], sides[1], console, options)
     # The two sides differ on purpose (that is the experiment): name each difference, never refuse.
+    # compare_runs finds the job's design in ab_pairs and analyses it as designed.
     con = connect(Path(sides[0].conf.db), read_only=True)
     try:
-        report = compare_runs(con, ab["run_a"], ab["run_b"],
-                              tuple(args.metrics or gate_conf.metrics), thresholds,
+        report = compare_runs(con, ab["run_a"], ab["run_b"], metrics, thresholds,
                               allow_different=True)
     finally:
         con.close()

@@ -32,8 +32,11 @@ def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
     cand = reads.load_samples(con, cand_id, metrics)
     keys = {s.series.series_key for s in base}
     history = reads.load_history(con, sorted(keys), metrics)
+    # The two sides of one `tidemark ab` job are compared as their design measured them (paired
+    # by round), wherever the question is asked: ab, compare, gate, the site.
     return build_report(reads.run_facts(con, base_id), reads.run_facts(con, cand_id), base, cand,
-                        metrics, thresholds, history, allow_different)
+                        metrics, thresholds, history, allow_different,
+                        reads.ab_design(con, base_id, cand_id))
 
 
 def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> tuple[str | None, str]:

@@ -8,7 +8,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from orchestrator.analysis.decide import PASS
-from orchestrator.analysis.stats import SLOWER
+from orchestrator.analysis.stats import NOT_ENOUGH, SLOWER, UNDECIDED
 
 from .comparisons import SiteVerdicts, sorted_rows
 from .format import MISSING, Link, escape_text
@@ -23,6 +23,16 @@ def _chosen(verdicts: SiteVerdicts) -> Markup:
         return Markup("the configured baseline <code>{}</code>").format(verdicts.baseline.selector)
     return Markup("its previous comparable run (not the configured baseline: {})").format(
         partner.why if partner else verdicts.gate_problem)
+
+
+def _gate_cell(verdict: str) -> str:
+    """A series' part in the gate's decision (analysis.decide: too few repetitions or an
+    adaptive job out of budget make the gate unable to tell, never a pass)."""
+    if verdict == SLOWER:
+        return "✗ FAIL (regression)"
+    if verdict in (NOT_ENOUGH, UNDECIDED):
+        return f"? cannot tell ({verdict})"
+    return f"✓ pass ({verdict})"
 
 
 def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -> Page:
@@ -53,11 +63,10 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
         _, _, cells = row_cells(row, report, lookup)
         c, href = row.comparison, cells[-1].href
         body.append([*cells, Link(MISSING if c.p_value != c.p_value else f"{c.p_value:.3f}", href),
-                     Link(pct_text(c.threshold), href),
-                     "✗ FAIL (regression)" if c.verdict == SLOWER else f"✓ pass ({c.verdict})"])
+                     c.test, Link(pct_text(c.threshold), href), _gate_cell(c.verdict)])
     table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
-                   "p (U test)", "Threshold", "Gate"), body,
-                  (False, False, True, True, True, True, True, False))
+                   "p", "test", "Threshold", "Gate"), body,
+                  (False, False, True, True, True, True, False, True, False))
     warnings = [] if decision.code == PASS else [f"gate: {decision.word}: {r}" for r in decision.reasons]
     return Page("Gate", intro, [Section("Series", warnings=warnings + named_notes(report),
                                         tables=[table])])

@@ -12,7 +12,7 @@ from orchestrator.analysis.compare import Report
 from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.store import connect
-from orchestrator.store.reads import has_table
+from orchestrator.store.reads import has_column, has_table
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class AbPair:
     schedule: list[dict[str, Any]]
     report: Report | None  # None when the pair has no measured ok invocations to compare
     error: str = ""
+    design: str = "interleaved"  # ab_pairs.design (analysis.paired)
+    adaptive: dict[str, Any] | None = None  # the stopping rule's budget and what it used
 
 
 @dataclass(frozen=True)
@@ -35,15 +37,17 @@ class StatsData:
 
 
 _AB = ("SELECT ab_id, run_a, run_b, seed, same_build, overrides_a::VARCHAR, overrides_b::VARCHAR, "
-       "schedule::VARCHAR FROM ab_pairs ORDER BY created_at DESC")
+       "schedule::VARCHAR, {} FROM ab_pairs ORDER BY created_at DESC")
+_DESIGN = "design, adaptive::VARCHAR"  # schema v5; a read-only DB not migrated yet has neither
 
 
 def read_stats(db: Path, conf: GateConf) -> StatsData:
     con = connect(db, read_only=True)
     try:
-        rows = con.execute(_AB).fetchall() if has_table(con, "ab_pairs") else []
+        design = _DESIGN if has_column(con, "ab_pairs", "design") else "NULL, NULL"
+        rows = con.execute(_AB.format(design)).fetchall() if has_table(con, "ab_pairs") else []
         pairs = []
-        for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule in rows:
+        for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule, design, adaptive in rows:
             report, error = None, ""
             try:
                 report = verdicts.compare_runs(con, run_a, run_b, conf.metrics, conf.thresholds,
@@ -52,7 +56,8 @@ def read_stats(db: Path, conf: GateConf) -> StatsData:
                 error = str(exc)
             pairs.append(AbPair(ab_id, run_a, run_b, seed, bool(same), json.loads(over_a or "[]"),
                                 json.loads(over_b or "[]"), json.loads(schedule or "[]"), report,
-                                error))
+                                error, design or "interleaved",
+                                json.loads(adaptive) if adaptive else None))
     finally:
         con.close()
     return StatsData(pairs)

@@ -74,11 +74,28 @@ def changepoints_page(points: pd.DataFrame, base: str = "../") -> Page:
     return Page("Change points", intro, sections)
 
 
+def _round_text(record: dict[str, Any]) -> str:
+    """ab, ba, or a duet round's CPUs: a@0+b@1 (both at once)."""
+    if record.get("together"):
+        return "+".join(f"{side}@{cpu}" for side, cpu in sorted(record.get("cpus", {}).items()))
+    return str(record.get("order", ""))
+
+
+def _adaptive_text(adaptive: dict[str, Any] | None) -> str:
+    if not adaptive:
+        return ""
+    used = ", ".join(f"{n} ({adaptive.get('stopped', {}).get(p, '')})"
+                     for p, n in adaptive.get("rounds_used", {}).items())
+    return f", adaptive: rounds used {used or '–'} of at most {adaptive.get('max_rounds')}"
+
+
 def _ab_section(pair: AbPair, base: str) -> Section:
     a, b = run_href(pair.run_a, base), run_href(pair.run_b, base)
-    order = " ".join(r["order"] for r in pair.schedule)
-    text = Markup("A: <code>{}</code><br>B: <code>{}</code><br>seed {} · order per round: {}").format(
-        escape_text(" ".join(pair.overrides_a)), escape_text(" ".join(pair.overrides_b)), pair.seed,
+    order = " ".join(_round_text(r) for r in pair.schedule)
+    text = Markup("A: <code>{}</code><br>B: <code>{}</code><br>design {}{} · seed {} · "
+                  "order per round: {}").format(
+        escape_text(" ".join(pair.overrides_a)), escape_text(" ".join(pair.overrides_b)),
+        escape_text(pair.design), escape_text(_adaptive_text(pair.adaptive)), pair.seed,
         escape_text(order))
     if pair.report is None:
         return Section(pair.ab_id, text=text, warnings=[pair.error or "no measurements"])
@@ -88,20 +105,27 @@ def _ab_section(pair: AbPair, base: str) -> Section:
         rows.append([row.label, row.metric, Link(num(c.base_median), a), Link(num(c.cand_median), b),
                      f"{c.change_pct:+.1f}%",
                      f"{(c.ci_low - 1) * 100:+.1f}% … {(c.ci_high - 1) * 100:+.1f}%"
-                     if math.isfinite(c.ci_low) else MISSING, f"{c.p_value:.3g}", c.verdict])
-    table = Table(("benchmark", "metric", "A median", "B median", "change", "95% CI", "p (U)",
-                   "verdict"), rows, (False, False, True, True, True, True, True, False))
+                     if math.isfinite(c.ci_low) else MISSING, f"{c.p_value:.3g}", c.test, c.verdict])
+    table = Table(("benchmark", "metric", "A median", "B median", "change", "95% CI", "p",
+                   "test", "verdict"), rows, (False, False, True, True, True, True, True, False,
+                                              False))
     warnings = [f"differs (allowed in ab): {d}" for d in pair.report.differences]
+    warnings += [f"{row.label} {row.metric}: {note}" for row in pair.report.rows
+                 for note in row.comparison.notes if note.startswith("round ")]
     return Section(f"{pair.ab_id}{' (A/A)' if pair.same_build else ''}", text=text, tables=[table],
                    warnings=warnings + [f"differs (named): {n}" for n in pair.report.named])
 
 
 def ab_page(data: StatsData, base: str = "../") -> Page:
     intro = Markup(
-        "Each `tidemark ab` job ran two configs interleaved A B A B … on one machine, in a seeded "
-        "random order per round. Verdicts need p &lt; 0.05 (Mann–Whitney U), a 95% bootstrap CI "
-        "of the ratio of medians that excludes 0% change, and a change above the threshold. "
-        "Keys that differ between the sides are named.")
+        "Each `tidemark ab` job ran two configs in rounds on one machine: interleaved (A and B "
+        "back to back, a seeded random order per round) or duet (A and B at once, each on its "
+        "own CPU, swapped every round). Paired designs are judged on the per-round ratios B/A: "
+        "p &lt; 0.05 (Wilcoxon signed-rank), a 95% bootstrap CI of the median ratio that "
+        "excludes 0% change, and a change above the threshold; adaptive jobs by their stopping "
+        "rule (orchestrator/analysis/sequential.py); unpaired ones by the Mann–Whitney U test "
+        "and the ratio of medians. The test column names which. Keys that differ between the "
+        "sides are named.")
     return Page("AB comparisons", intro, [_ab_section(p, base) for p in data.ab_pairs],
                 empty="No `tidemark ab` job in this database yet.")
 

@@ -135,5 +135,6 @@ def summary_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup
         Markup(" · against the configured baseline: ") + Markup(base_line) + Markup(
         ".<br>A change is called when a Mann–Whitney U test on the repetitions and a bootstrap "
         "95 % CI of the ratio of medians agree and it exceeds max(minimum effect, k × the "
-        "series' noise between runs); see the [methodology](methodology.md).")
+        "series' noise between runs; the two runs of one `tidemark ab` job are judged on their "
+        "per-round pairs instead (Wilcoxon signed-rank); see the [methodology](methodology.md).")
     return Page("Executive summary", intro, [previous, base_section])

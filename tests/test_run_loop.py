@@ -7,6 +7,7 @@ runner or adapter is a record, and multi-row steps keep sequence numbers unique 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from orchestrator.plan import PHASE_MEASURED, PHASE_SETUP, RunPlan, Step
 from orchestrator.record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_SKIPPED, Metric
 from orchestrator.runners.base import StepOutcome
 from orchestrator.runners.context import RunContext, step_identity
-from orchestrator.runners.loop import run_steps
+from orchestrator.runners.loop import RunLoop, run_steps
 from orchestrator.runners.records import invocation_record
 
 BUILD = Build("b1", "leveldb", "1.23", "release", "test", "", "", "", "c++", "12", "3.25", (), 0.0,
@@ -167,3 +168,30 @@ def test_multi_row_steps_take_consecutive_seqs_per_run(tmp_path):
     seqs = {run_id: [i.seq for i in done if i.run_id == run_id] for run_id in ("x-a", "x-b")}
     assert seqs == {"x-a": [1, 2, 3, 4, 5], "x-b": [1, 2, 3, 4]}
     assert [i.benchmark for i in done if i.run_id == "x-a"][:3] == [f"readrandom/{n}" for n in range(3)]
+
+
+class BarrierRunner(FakeRunner):
+    """Both steps of a duet group must be inside run() at once, or the barrier times out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier = threading.Barrier(2, timeout=10)
+
+    def run(self, ctx: RunContext, step: Step) -> StepOutcome:
+        if step.phase == PHASE_MEASURED:
+            self.barrier.wait()  # raises BrokenBarrierError (a failed record) when run alone
+        return super().run(ctx, step)
+
+
+def test_a_group_runs_its_steps_at_the_same_time_and_stores_them_in_group_order(tmp_path):
+    steps = (step(1, 1, PHASE_SETUP, "fillseq"), step(2, 1), step(3, 1))
+    a, b = context(tmp_path, "d-a", steps), context(tmp_path, "d-b", steps)
+    runner, store, reporter = BarrierRunner(), FakeStore(), Reporter()
+    loop = RunLoop(store, reporter, 6, lambda ctx, s: runner)
+    done = loop.run([((a, steps[0]),), ((b, steps[0]),)])  # setups one at a time
+    for rnd in steps[1:]:  # an adaptive job feeds the same loop one round at a time
+        done += loop.run([((a, rnd), (b, rnd))])
+    assert [i.status for i in done] == [STATUS_OK] * 6
+    assert [(i.run_id, i.seq) for i in done] == [("d-a", 1), ("d-b", 1), ("d-a", 2), ("d-b", 2),
+                                                 ("d-a", 3), ("d-b", 3)]
+    assert store.invocations == done and reporter.started[-1] == (6, 6)

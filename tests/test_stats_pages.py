@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.compare import SeriesSamples, build_report
+from orchestrator.analysis.paired import Design
 from orchestrator.analysis.identity import SeriesIdentity
 from orchestrator.analysis.noise import History
 from orchestrator.analysis.stats import Thresholds
@@ -60,3 +61,20 @@ def test_ab_page_links_medians_to_their_runs_and_names_differences():
     assert row[2] == Link("100", "../runs/ra.md") and row[3] == Link("50", "../runs/rb.md")
     assert row[-1] == "slower"
     assert section.warnings == ["differs (allowed in ab): params.value_size: None vs 1000"]
+
+
+def test_ab_page_names_the_design_the_test_and_a_dropped_round():
+    rounds = {"ops_per_sec": [1, 2, 3, 4, 5, 6, 7]}
+    base = SeriesSamples(SeriesIdentity("k", IDENTITY, {}), {"ops_per_sec": [100.0 + i for i in range(7)]},
+                         {"ops_per_sec": "higher"}, 0, rounds)
+    cand = SeriesSamples(SeriesIdentity("k", IDENTITY, {}), {"ops_per_sec": [50.0 + i for i in range(6)]},
+                         {"ops_per_sec": "higher"}, 1, {"ops_per_sec": [1, 2, 3, 4, 5, 6]})
+    report = build_report({"run_id": "ra"}, {"run_id": "rb"}, [base], [cand], ("ops_per_sec",),
+                          Thresholds(), History(), design=Design("duet"))
+    schedule = [{"order": "ab", "together": True, "cpus": {"a": 0, "b": 1}},
+                {"order": "ab", "together": True, "cpus": {"a": 1, "b": 0}}]
+    pair = AbPair("ab-2", "ra", "rb", 7, False, [], [], schedule, report, "", "duet")
+    section = ab_page(StatsData([pair])).sections[0]
+    assert section.tables[0].rows[0][-2:] == ["Wilcoxon signed-rank (paired)", "slower"]
+    assert "design duet" in section.text and "a@0+b@1 a@1+b@0" in section.text
+    assert "ops_per_sec: round 7 dropped: no ok value of the candidate" in section.warnings[-1]

@@ -6,7 +6,7 @@ import duckdb
 
 from orchestrator.analysis.identity import series_key
 from orchestrator.store import Store
-from orchestrator.store.schema import MIGRATIONS
+from orchestrator.store.schema import LATEST_VERSION, MIGRATIONS
 
 IDENTITY = {"engine": "rocksdb", "workload": "readrandom", "benchmark": "readrandom",
             "params": {"num": 5000}, "threads": 1, "cache_state": "warm",
@@ -42,5 +42,34 @@ def test_v4_rekeys_series_and_adds_the_runner(tmp_path):
     assert con.execute("SELECT DISTINCT series_key FROM invocations").fetchall() == [(new,)]
     assert con.execute("SELECT DISTINCT series_key FROM aggregates").fetchall() == [(new,)]
     assert con.execute("SELECT runner FROM runs").fetchall() == [("host",)]
-    assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == 4
+    assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == LATEST_VERSION
+    con.close()
+
+
+def test_v5_records_the_ab_design_and_old_jobs_stay_interleaved(tmp_path):
+    """An ab job stored before v5 ran today's interleaved order: it keeps it as its design (and
+    is analysed as pairs); a job written after v5 records its own design and stopping state."""
+    db = tmp_path / "v4.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
+    for version, statements in MIGRATIONS[:4]:
+        for step in statements:
+            step(con) if callable(step) else con.execute(step)
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con.execute("INSERT INTO ab_pairs VALUES ('ab-old', 'r-a', 'r-b', 1, true, '[]', '[]', "
+                "'[{\"point\": 1, \"rep\": 1, \"order\": \"ba\"}]', now())")
+    con.close()
+    store = Store(db)  # opening migrates
+    store.record_ab({"ab_id": "ab-new", "run_a": "n-a", "run_b": "n-b", "seed": 2,
+                     "same_build": False, "overrides_a": [], "overrides_b": [], "schedule": [],
+                     "design": "duet", "adaptive": {"max_rounds": 20, "rounds_used": {}}})
+    store.update_ab("ab-new", [{"point": 1, "rep": 1, "order": "ab"}],
+                    {"max_rounds": 20, "rounds_used": {"1": 1}})
+    store.close()
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT ab_id, design, adaptive->>'$.max_rounds', "
+                       "adaptive->'$.rounds_used'->>'1', json_array_length(schedule) "
+                       "FROM ab_pairs ORDER BY ab_id").fetchall()
+    assert rows == [("ab-new", "duet", "20", "1", 1), ("ab-old", "interleaved", None, None, 1)]
+    assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == 5
     con.close()

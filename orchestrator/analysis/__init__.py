@@ -4,6 +4,8 @@
 - `pairing`: which series of two runs are compared, and when a comparison is refused;
 - `noise`: a series' noise between runs (history medians and A/A pairs);
 - `stats`: the tests (Mann–Whitney U, bootstrap CI of the ratio of medians) and thresholds;
+- `paired`: A/B designs, and paired jobs judged on per-round ratios (Wilcoxon signed-rank);
+- `sequential`: the adaptive A/B stopping rule (when another round is needed);
 - `compare`: two runs series by series → a Report;
 - `decide`: the gate's pass / regression / cannot tell, with reasons;
 - `partner`: which run a run is compared with;

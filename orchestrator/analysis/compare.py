@@ -1,7 +1,9 @@
 """Baseline vs candidate run (pure): pair their series, compare each metric, summarise.
 
 The one comparison behind `tidemark compare`, `gate` and `ab` and the site's Summary, Gate, A/B
-and Targets pages: they render the Report, never decide.
+and Targets pages: they render the Report, never decide. The two sides of a `tidemark ab` job
+are analysed as their design says (analysis.paired: per-round pairs; analysis.sequential: the
+adaptive stopping rule); any other two runs as independent samples (stats: U test).
 """
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from typing import Any, Mapping, Sequence
 
 from .identity import SeriesIdentity
 from .noise import History, Noise, series_noise
+from .paired import UNPAIRED, Design, compare_paired, pair_rounds
 from .pairing import pair_series
+from .sequential import compare_sequential
 from .stats import Comparison, Thresholds, compare_samples, geometric_mean, performance_ratio
 
 
@@ -22,6 +26,8 @@ class SeriesSamples:
     values: Mapping[str, Sequence[float]]  # metric → repetitions that ended ok, in run order
     better: Mapping[str, str]  # metric → higher | lower
     failed: int = 0  # measured invocations of this series that did not end ok
+    # metric → the repetition of each value: its round, when the runs are the sides of an A/B job
+    rounds: Mapping[str, Sequence[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,11 +66,26 @@ def series_label(identity: Mapping[str, Any], show_cache: bool = True) -> str:
     return label
 
 
+def compare_metric(design: Design, base: SeriesSamples, cand: SeriesSamples, metric: str,
+                   better: str, thresholds: Thresholds, noise: float) -> Comparison:
+    """One metric of two paired series, analysed as the design they were measured in."""
+    b, c = base.values.get(metric, []), cand.values.get(metric, [])
+    if not design.paired:
+        return compare_samples(b, c, better, thresholds, noise)
+    pairs = pair_rounds(b, base.rounds.get(metric, ()), c, cand.rounds.get(metric, ()))
+    if design.adaptive:
+        return compare_sequential(pairs, better, design.max_rounds, thresholds, noise)
+    return compare_paired(pairs, better, thresholds, noise)
+
+
 def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
                  base: Sequence[SeriesSamples], cand: Sequence[SeriesSamples],
                  metrics: Sequence[str], thresholds: Thresholds, history: History,
-                 allow_different: bool = False) -> Report:
-    """Pair, compare every metric; raises NotComparableError when nothing may be paired."""
+                 allow_different: bool = False, design: Design = Design(UNPAIRED)) -> Report:
+    """Pair, compare every metric; raises NotComparableError when nothing may be paired.
+
+    `design`: how the two runs were measured (the sides of one `tidemark ab` job: paired by
+    round); two unrelated runs are unpaired samples."""
     by_key_base = {s.series.series_key: s for s in base}
     by_key_cand = {s.series.series_key: s for s in cand}
     pairing = pair_series([s.series for s in base], [s.series for s in cand], allow_different)
@@ -77,8 +98,7 @@ def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
                 continue
             better = b.better.get(metric) or c.better.get(metric, "higher")
             noise = series_noise(history, pair.base.series_key, metric, (cand_facts["run_id"],))
-            result = compare_samples(b.values.get(metric, []), c.values.get(metric, []), better,
-                                     thresholds, noise.value)
+            result = compare_metric(design, b, c, metric, better, thresholds, noise.value)
             rows.append(Row(series_label(pair.base.identity, len(caches) > 1), metric, better,
                             pair.base.series_key, noise, result,
                             tuple(f"{k}: {x} vs {y}" for k, x, y in pair.differences),
@@ -87,4 +107,5 @@ def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
     return Report(base_facts, cand_facts, tuple(rows), geometric_mean(ratios),
                   tuple(pairing.differences()), tuple(pairing.named()),
                   tuple(series_label(s.identity) for s in pairing.only_base),
-                  tuple(series_label(s.identity) for s in pairing.only_cand))
+                  tuple(series_label(s.identity) for s in pairing.only_cand),
+                  {"design": design.name, "max_rounds": design.max_rounds} if design.paired else {})

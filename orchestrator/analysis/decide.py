@@ -12,12 +12,13 @@ from typing import Sequence
 
 from .compare import Report
 from .partner import Partner
-from .stats import NOT_ENOUGH, SLOWER
+from .stats import NOT_ENOUGH, SLOWER, U_TEST, UNDECIDED
 from .targets import MEETS, NO_DATA, TargetResult
 
 PASS, REGRESSION, CANNOT_TELL = 0, 1, 2
 WORDS = {PASS: "pass", REGRESSION: "regression", CANNOT_TELL: "cannot tell"}
 MIN_REPETITIONS = 4  # with 3 against 3 the U test cannot reach p < 0.05
+MIN_PAIRED_ROUNDS = 6  # the signed-rank test's smallest p with n pairs is 2 / 2^n (paired.min_pairs)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,15 @@ def _unknowns(report: Report) -> list[str]:
     if short:
         names = ", ".join(f"{r.label} (n={r.comparison.base_n}/{r.comparison.cand_n})"
                           for r in short)
+        paired = any(r.comparison.test != U_TEST for r in short)
         reasons.append(f"not enough repetitions to tell: {names}; run at least "
-                       f"{MIN_REPETITIONS} measured repetitions per side")
+                       f"{MIN_REPETITIONS} measured repetitions per side" +
+                       (f" ({MIN_PAIRED_ROUNDS} rounds for a paired A/B design)" if paired else ""))
+    undecided = [r for r in report.rows if r.comparison.verdict == UNDECIDED]
+    if undecided:
+        reasons.append("the adaptive A/B spent its budget before its interval was clear of or "
+                       "inside the threshold: " + ", ".join(
+                           f"{r.label} {r.metric} ({r.comparison.test})" for r in undecided))
     failed = dict.fromkeys(f"{r.label} ({r.failed[1]} failed)" for r in report.rows if r.failed[1])
     if failed:
         reasons.append("failed invocations in the candidate: " + ", ".join(failed))

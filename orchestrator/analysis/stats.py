@@ -22,6 +22,8 @@ FASTER = "faster"
 SLOWER = "slower"
 NO_CHANGE = "no significant change"
 NOT_ENOUGH = "not enough repetitions"
+UNDECIDED = "cannot tell"  # an adaptive A/B whose round or time budget ran out (analysis.sequential)
+U_TEST = "U test"  # Comparison.test of an unpaired comparison
 BOOTSTRAP_SEED = 20240501
 BOOTSTRAP_RESAMPLES = 4000
 
@@ -53,6 +55,8 @@ class Comparison:
     p_value: float
     threshold: float  # the effective relative threshold used
     verdict: str
+    test: str = U_TEST  # which test decided: U test, Wilcoxon signed-rank (paired), sequential …
+    notes: tuple[str, ...] = ()  # e.g. rounds dropped from a paired comparison, and why
 
     @property
     def change_pct(self) -> float:

@@ -1,8 +1,9 @@
 """The one run loop: `tidemark run` and `tidemark ab` both run their steps through it.
 
-The caller decides only the order: run passes its plan's steps, ab its interleaved schedule of
-two contexts (one per side). The loop reports progress, skips the rest of a point after its
-setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
+The caller decides only the order: run passes its plan's steps, ab its schedule of two
+contexts (one per side), as groups: a duet round is a group of two steps run at the same time
+(each in a thread that waits on its own process). The loop reports progress, skips the rest of
+a point after its setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
 unique within each run, and stores every invocation as soon as its step ends, so a crash, a
 hang or Ctrl-C later loses nothing already measured. A step runner that raises is a failed
 record with the reason, never the end of the loop.
@@ -10,6 +11,7 @@ record with the reason, never the end of the loop.
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Protocol, Sequence
 
 from ..adapters.results import StoredAggregate
@@ -60,37 +62,77 @@ def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
         return _raised(ctx, step, exc)
 
 
-def run_steps(items: Sequence[tuple[RunContext, Step]], store: InvocationStore,
-              reporter: Reporter, runner_for: RunnerFor | None = None) -> list[Invocation]:
+Item = tuple[RunContext, Step]
+
+
+def run_steps(items: Sequence[Item], store: InvocationStore, reporter: Reporter,
+              runner_for: RunnerFor | None = None) -> list[Invocation]:
     """Run (context, step) items in the given order; returns the invocations in that order.
 
     A failed setup skips the rest of its point in its context (recorded as skipped). A step
     with several result rows takes several sequence numbers; the later steps of that run move
     up to keep them unique.
     """
-    runner_for = runner_for or host_step_runner
-    for ctx in {id(ctx): ctx for ctx, _ in items}.values():  # a context holds a dict: unhashable
-        ctx.logs_dir.mkdir(parents=True, exist_ok=True)
-        ctx.data_dir.mkdir(parents=True, exist_ok=True)
-    failed_points: dict[tuple[str, int], str] = {}
-    shift: dict[str, int] = {}
-    done: list[Invocation] = []
-    for index, (ctx, step) in enumerate(items, start=1):
-        reporter.step_started(step, index, len(items))
-        reason = failed_points.get((ctx.run_id, step.point))
+    loop = RunLoop(store, reporter, len(items), runner_for)
+    return loop.run([(item,) for item in items])
+
+
+class RunLoop:
+    """The loop's state across calls: `tidemark ab --adaptive` feeds it one round at a time.
+
+    `run` takes groups of items: a group of one runs alone; the items of a larger group run at
+    the same time (a duet round: both sides at once, each pinned to its own CPU), and are
+    stored in the group's order once all of them ended.
+    """
+
+    def __init__(self, store: InvocationStore, reporter: Reporter, total: int,
+                 runner_for: RunnerFor | None = None):
+        self.store, self.reporter, self.total = store, reporter, total
+        self.runner_for = runner_for or host_step_runner
+        self.failed_points: dict[tuple[str, int], str] = {}
+        self.shift: dict[str, int] = {}
+        self.index = 0
+        self.prepared: set[int] = set()
+
+    def _prepare(self, ctx: RunContext) -> None:
+        if id(ctx) not in self.prepared:  # a context holds a dict: unhashable
+            ctx.logs_dir.mkdir(parents=True, exist_ok=True)
+            ctx.data_dir.mkdir(parents=True, exist_ok=True)
+            self.prepared.add(id(ctx))
+
+    def _outcome(self, ctx: RunContext, step: Step) -> tuple[StepOutcome, str]:
+        reason = self.failed_points.get((ctx.run_id, step.point), "")
         if reason:
-            outcome = StepOutcome(((skipped_invocation(ctx, step, reason), step_identity(ctx, step)),))
-        else:
-            outcome = _run_one(runner_for(ctx, step), ctx, step)
-        step_invs = _store_outcome(store, outcome, step.seq + shift.get(ctx.run_id, 0))
-        shift[ctx.run_id] = shift.get(ctx.run_id, 0) + len(step_invs) - 1
-        done += step_invs
+            return StepOutcome(((skipped_invocation(ctx, step, reason),
+                                 step_identity(ctx, step)),)), reason
+        return _run_one(self.runner_for(ctx, step), ctx, step), ""
+
+    def run(self, groups: Sequence[Sequence[Item]]) -> list[Invocation]:
+        done: list[Invocation] = []
+        for group in groups:
+            for ctx, step in group:
+                self._prepare(ctx)
+                self.index += 1
+                self.reporter.step_started(step, self.index, self.total)
+            if len(group) == 1:
+                outcomes = [self._outcome(*group[0])]
+            else:
+                with ThreadPoolExecutor(max_workers=len(group)) as pool:
+                    outcomes = list(pool.map(lambda item: self._outcome(*item), group))
+            for (ctx, step), (outcome, skipped) in zip(group, outcomes):
+                done += self._record(ctx, step, outcome, skipped)
+        return done
+
+    def _record(self, ctx: RunContext, step: Step, outcome: StepOutcome,
+                skipped: str) -> list[Invocation]:
+        step_invs = _store_outcome(self.store, outcome, step.seq + self.shift.get(ctx.run_id, 0))
+        self.shift[ctx.run_id] = self.shift.get(ctx.run_id, 0) + len(step_invs) - 1
         worst = next((i for i in step_invs if i.status != STATUS_OK), step_invs[-1])
-        if worst.status != STATUS_OK and step.phase == PHASE_SETUP and not reason:
-            failed_points[(ctx.run_id, step.point)] = (f"setup step {step.seq} ({step.benchmark}) "
-                                                       f"{worst.status}")
-        reporter.step_finished(worst)
-    return done
+        if worst.status != STATUS_OK and step.phase == PHASE_SETUP and not skipped:
+            self.failed_points[(ctx.run_id, step.point)] = (
+                f"setup step {step.seq} ({step.benchmark}) {worst.status}")
+        self.reporter.step_finished(worst)
+        return step_invs
 
 
 def _store_outcome(store: InvocationStore, outcome: StepOutcome, first_seq: int) -> list[Invocation]:

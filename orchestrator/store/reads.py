@@ -16,6 +16,7 @@ import duckdb
 from ..analysis.compare import SeriesSamples, series_label
 from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity
 from ..analysis.noise import History
+from ..analysis.paired import INTERLEAVED, Design
 from ..analysis.partner import RunCoverage
 from ..analysis.stats import median
 from ..analysis.targets import SeriesMedians, workload_declarations
@@ -87,7 +88,8 @@ def _named(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 _SAMPLES = f"""
-    SELECT i.series_key, m.name, m.value, m.better, {", ".join(f"s.{k}" for k in SERIES_KEYS)}
+    SELECT i.series_key, m.name, m.value, m.better, i.repetition,
+           {", ".join(f"s.{k}" for k in SERIES_KEYS)}
     FROM invocations i
     JOIN metrics m USING (invocation_id)
     JOIN series s USING (series_key)
@@ -109,17 +111,19 @@ def load_samples(con: duckdb.DuckDBPyConnection, run_id: str,
     """Every series of a run with its measured values of the given metrics, and its failures."""
     named = _named(run_facts(con, run_id))
     values: dict[str, dict[str, list[float]]] = {}
+    rounds: dict[str, dict[str, list[int]]] = {}  # the repetition of each value: its A/B round
     better: dict[str, dict[str, str]] = {}
     identities: dict[str, dict[str, Any]] = {}
     for row in con.execute(_SAMPLES, [run_id, list(metrics)]).fetchall():
-        key, name, value, direction = row[:4]
+        key, name, value, direction, repetition = row[:5]
         if key not in identities:
-            identities[key] = _identity(row[4:])
+            identities[key] = _identity(row[5:])
         values.setdefault(key, {}).setdefault(name, []).append(float(value))
+        rounds.setdefault(key, {}).setdefault(name, []).append(int(repetition or 0))
         better.setdefault(key, {})[name] = direction
     failed = dict(con.execute(_FAILED, [run_id]).fetchall())
     return [SeriesSamples(SeriesIdentity(key, identities[key], named), values[key], better[key],
-                          int(failed.get(key, 0))) for key in identities]
+                          int(failed.get(key, 0)), rounds[key]) for key in identities]
 
 
 def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
@@ -145,6 +149,21 @@ def aa_pairs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
         return []
     return [(a, b) for a, b in con.execute(
         "SELECT run_a, run_b FROM ab_pairs WHERE same_build ORDER BY created_at").fetchall()]
+
+
+def ab_design(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str) -> Design:
+    """How two runs were measured: the design of the `tidemark ab` job whose two sides they
+    are (either way round), else unpaired (two separate runs)."""
+    if not has_table(con, "ab_pairs"):
+        return Design()
+    if not has_column(con, "ab_pairs", "design"):  # read-only, not migrated to v5 yet
+        return Design()
+    row = con.execute(
+        "SELECT design, adaptive->>'$.max_rounds' FROM ab_pairs WHERE (run_a = ? AND run_b = ?) "
+        "OR (run_a = ? AND run_b = ?)", [base_id, cand_id, cand_id, base_id]).fetchone()
+    if row is None:
+        return Design()
+    return Design(row[0] or INTERLEAVED, int(row[1] or 0))
 
 
 def load_coverage(con: duckdb.DuckDBPyConnection) -> list[RunCoverage]:
@@ -174,4 +193,10 @@ def series_medians(samples: Sequence[SeriesSamples]) -> list[SeriesMedians]:
 def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
                       [name]).fetchone()
+    return bool(row and row[0])
+
+
+def has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    row = con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = ? "
+                      "AND column_name = ?", [table, column]).fetchone()
     return bool(row and row[0])

@@ -128,4 +128,13 @@ MIGRATIONS: list[tuple[int, list[Any]]] = [
 # Two levels of series identity (analysis.identity): the runner joins the named level.
 MIGRATIONS.append((4, ["ALTER TABLE runs ADD COLUMN runner VARCHAR DEFAULT 'host'", _rekey_series]))
 
+# A/B designs (analysis.paired): how the two sides were measured decides how they are analysed.
+# Jobs stored before v5 ran today's interleaved order (their schedule says so): they are
+# analysed as interleaved pairs. `adaptive` holds the stopping rule's budget and what it used
+# (analysis.sequential); NULL for a fixed number of rounds.
+MIGRATIONS.append((5, [
+    "ALTER TABLE ab_pairs ADD COLUMN design VARCHAR DEFAULT 'interleaved'",
+    "ALTER TABLE ab_pairs ADD COLUMN adaptive JSON",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

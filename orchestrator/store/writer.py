@@ -120,6 +120,13 @@ class Store:
             self._con.close()
             self._con = None
 
+    @contextmanager
+    def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The file opened for reading what was written (e.g. `tidemark ab` deciding whether
+        another round is needed), closed after."""
+        with self._open():
+            yield self.con
+
     def close(self) -> None:
         """Write what is still buffered (series recorded without an invocation yet)."""
         if self._pending_series:
@@ -177,10 +184,20 @@ class Store:
     def record_ab(self, ab: dict[str, Any]) -> None:
         """Link the two runs of one `tidemark ab` job (before they run: a crash keeps the link)."""
         self.con.execute(
-            "INSERT INTO ab_pairs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO ab_pairs (ab_id, run_a, run_b, seed, same_build, overrides_a, "
+            "overrides_b, schedule, created_at, design, adaptive) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [ab["ab_id"], ab["run_a"], ab["run_b"], ab["seed"], ab["same_build"],
              _json(ab["overrides_a"]), _json(ab["overrides_b"]), _json(ab.get("schedule", [])),
-             _now()])
+             _now(), ab.get("design", "interleaved"),
+             _json(ab["adaptive"]) if ab.get("adaptive") else None])
+
+    @_session
+    def update_ab(self, ab_id: str, schedule: list[dict[str, Any]],
+                  adaptive: dict[str, Any] | None) -> None:
+        """The rounds an adaptive job has run so far, and its stopping state (after each round)."""
+        self.con.execute("UPDATE ab_pairs SET schedule = ?, adaptive = ? WHERE ab_id = ?",
+                         [_json(schedule), _json(adaptive) if adaptive else None, ab_id])
 
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         """Buffered: written with the next write (an invocation of the series, in practice), so
