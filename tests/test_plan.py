@@ -27,7 +27,7 @@ def test_default_profile_is_the_smoke_suite_on_rocksdb(compose_conf):
         ("rocksdb", "7.8.3", "release", "smoke")
     assert {s.workload for s in plan.steps} == {"fillseq", "fillrandom", "readrandom", "readseq",
                                                  "seekrandom"}
-    assert plan.measured_count == 5 * 5  # 5 repetitions: the fewest a verdict needs is 4
+    assert plan.measured_count == 5 * 6  # 6 repetitions: the fewest a paired ab verdict needs
 
 
 def test_read_workload_sets_up_once_then_warms_then_measures(compose_conf):
