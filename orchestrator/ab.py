@@ -9,6 +9,7 @@ hands the dataclasses here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import secrets
 from dataclasses import dataclass
@@ -24,8 +25,9 @@ from .engine_versions import resolve_engine_version
 from .errors import ConfigError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       remove_run_data, run_context, run_record)
-from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
+                       planted_for, remove_run_data, run_context, run_record)
+from .plan import PHASE_CALLGRIND, PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
+from .planted import Planted, calibrate
 from .progress import RunProgress
 from .record import STATUS_OK
 from .runners.context import RunContext
@@ -34,6 +36,7 @@ from .schema import TidemarkConf
 from .store import Store
 
 PREPARING = (PHASE_SETUP, PHASE_WARMUP)  # run for both sides before a point's measured rounds
+ROUND_PHASES = (PHASE_MEASURED, PHASE_CALLGRIND)  # run in rounds, A and B in a random order
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class Side:
 
 def schedule(plan_a: RunPlan, plan_b: RunPlan, seed: int) -> list[tuple[str, Step]]:
     """The interleaved order (pure): per point, both sides' setups and warm-ups, then each round
-    of measured repetitions in a seeded random order, then anything else (callgrind)."""
+    of measured repetitions in a seeded random order, then the callgrind repetitions in rounds
+    alike, then anything else."""
     check_same_shape(plan_a, plan_b)
     rng = random.Random(seed)
     order: list[tuple[str, Step]] = []
@@ -56,12 +60,12 @@ def schedule(plan_a: RunPlan, plan_b: RunPlan, seed: int) -> list[tuple[str, Ste
         b = [s for s in plan_b.steps if s.point == point]
         order += [("a", s) for s in a if s.phase in PREPARING]
         order += [("b", s) for s in b if s.phase in PREPARING]
-        measured_a = [s for s in a if s.phase == PHASE_MEASURED]
-        measured_b = [s for s in b if s.phase == PHASE_MEASURED]
-        for step_a, step_b in zip(measured_a, measured_b):
-            pair = [("a", step_a), ("b", step_b)]
-            rng.shuffle(pair)
-            order += pair
+        for phase in ROUND_PHASES:
+            for step_a, step_b in zip([s for s in a if s.phase == phase],
+                                      [s for s in b if s.phase == phase]):
+                pair = [("a", step_a), ("b", step_b)]
+                rng.shuffle(pair)
+                order += pair
         done = {id(s) for _, s in order}
         order += [("a", s) for s in a if id(s) not in done] + [("b", s) for s in b if id(s) not in done]
     return order
@@ -88,10 +92,12 @@ def rounds_record(order: list[tuple[str, Step]]) -> list[dict[str, Any]]:
 
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
-               facts: dict[str, Any], notes: list[str], ab_id: str) -> dict[str, Any]:
+               facts: dict[str, Any], notes: list[str], ab_id: str,
+               planted: Planted) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
-    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
+    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes,
+                        planted)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
@@ -122,6 +128,9 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
+    # One calibration per binary: both sides of one build plant with the same spins per µs.
+    calibrate_once = functools.cache(calibrate)
+    planted = {s.name: planted_for(s.conf, builds[s.name], calibrate_once, console) for s in sides}
     base_id = new_run_id()
     run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
     ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,
@@ -138,10 +147,10 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
         for s in sides:
             groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin)
             before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
-                                        facts, notes, ab["ab_id"])
+                                        facts, notes, ab["ab_id"], planted[s.name])
             ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
                                        facts["fingerprint"], pin, groups[s.name],
-                                       harnesses[s.name])
+                                       harnesses[s.name], planted[s.name])
         store.record_ab(ab)
         status = "interrupted"
         try:

@@ -88,7 +88,8 @@ def _ab_section(pair: AbPair, base: str) -> Section:
         rows.append([row.label, row.metric, Link(num(c.base_median), a), Link(num(c.cand_median), b),
                      f"{c.change_pct:+.1f}%",
                      f"{(c.ci_low - 1) * 100:+.1f}% … {(c.ci_high - 1) * 100:+.1f}%"
-                     if math.isfinite(c.ci_low) else MISSING, f"{c.p_value:.3g}", c.verdict])
+                     if math.isfinite(c.ci_low) else MISSING,
+                     f"{c.p_value:.3g}" if math.isfinite(c.p_value) else MISSING, c.verdict])
     table = Table(("benchmark", "metric", "A median", "B median", "change", "95% CI", "p (U)",
                    "verdict"), rows, (False, False, True, True, True, True, True, False))
     warnings = [f"differs (allowed in ab): {d}" for d in pair.report.differences]
@@ -100,7 +101,10 @@ def ab_page(data: StatsData, base: str = "../") -> Page:
     intro = Markup(
         "Each `tidemark ab` job ran two configs interleaved A B A B … on one machine, in a seeded "
         "random order per round. Verdicts need p &lt; 0.05 (Mann–Whitney U), a 95% bootstrap CI "
-        "of the ratio of medians that excludes 0% change, and a change above the threshold. "
+        "of the ratio of medians that excludes 0% change, and a change above the threshold; "
+        "instruction counts (callgrind) need a change above the threshold and the spread between "
+        "repetitions, every repetition of B beyond every repetition of A (their CI column is "
+        "that range of ratios). "
         "Keys that differ between the sides are named.")
     return Page("AB comparisons", intro, [_ab_section(p, base) for p in data.ab_pairs],
                 empty="No `tidemark ab` job in this database yet.")

@@ -4,7 +4,9 @@
 - `pairing`: which series of two runs are compared, and when a comparison is refused;
 - `noise`: a series' noise between runs (history medians and A/A pairs);
 - `stats`: the tests (Mann–Whitney U, bootstrap CI of the ratio of medians) and thresholds;
-- `compare`: two runs series by series → a Report;
+- `deterministic`: which metrics are deterministic (instruction counts) and their verdict rule
+  (threshold and observed spread, no U test);
+- `compare`: two runs series by series → a Report, each metric by its rule;
 - `decide`: the gate's pass / regression / cannot tell, with reasons;
 - `partner`: which run a run is compared with;
 - `targets`: declared targets and bars, judged series by series;

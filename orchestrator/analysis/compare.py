@@ -1,5 +1,8 @@
 """Baseline vs candidate run (pure): pair their series, compare each metric, summarise.
 
+Each metric is judged by its rule: wall-clock metrics by the U test and bootstrap CI (stats),
+deterministic ones (instruction counts) by threshold and spread (deterministic).
+
 The one comparison behind `tidemark compare`, `gate` and `ab` and the site's Summary, Gate, A/B
 and Targets pages: they render the Report, never decide.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from .deterministic import compare_deterministic, is_deterministic
 from .identity import SeriesIdentity
 from .noise import History, Noise, series_noise
 from .pairing import pair_series
@@ -41,7 +45,8 @@ class Report:
     base: dict[str, Any]  # run facts of the baseline (run_id, engine_version, status, ...)
     cand: dict[str, Any]
     rows: tuple[Row, ...]
-    geomean: float  # geometric mean of performance ratios (>1: candidate better)
+    geomean: float  # geometric mean of performance ratios (>1: candidate better), of the
+    # wall-clock rows (of the deterministic rows when there are no others)
     differences: tuple[str, ...] = ()  # differing series keys, allowed with --allow-different
     named: tuple[str, ...] = ()  # differing named keys (engine version, flags, ...)
     only_base: tuple[str, ...] = ()
@@ -58,6 +63,14 @@ def series_label(identity: Mapping[str, Any], show_cache: bool = True) -> str:
     if show_cache and identity.get("cache_state"):
         label += f" [{identity['cache_state']}]"
     return label
+
+
+def _compare_metric(metric: str, base: Sequence[float], cand: Sequence[float], better: str,
+                    thresholds: Thresholds, noise: float) -> Comparison:
+    """Deterministic metrics (instruction counts) by their own rule, the rest by the U test."""
+    if is_deterministic(metric):
+        return compare_deterministic(base, cand, better, thresholds)
+    return compare_samples(base, cand, better, thresholds, noise)
 
 
 def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
@@ -77,13 +90,15 @@ def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
                 continue
             better = b.better.get(metric) or c.better.get(metric, "higher")
             noise = series_noise(history, pair.base.series_key, metric, (cand_facts["run_id"],))
-            result = compare_samples(b.values.get(metric, []), c.values.get(metric, []), better,
-                                     thresholds, noise.value)
+            result = _compare_metric(metric, b.values.get(metric, []), c.values.get(metric, []),
+                                     better, thresholds, noise.value)
             rows.append(Row(series_label(pair.base.identity, len(caches) > 1), metric, better,
                             pair.base.series_key, noise, result,
                             tuple(f"{k}: {x} vs {y}" for k, x, y in pair.differences),
                             (b.failed, c.failed)))
-    ratios = [performance_ratio(r.comparison.ratio, r.better) for r in rows]
+    # The geometric mean summarises wall-clock rows; instruction counts only when alone.
+    timed = [r for r in rows if not is_deterministic(r.metric)] or rows
+    ratios = [performance_ratio(r.comparison.ratio, r.better) for r in timed]
     return Report(base_facts, cand_facts, tuple(rows), geometric_mean(ratios),
                   tuple(pairing.differences()), tuple(pairing.named()),
                   tuple(series_label(s.identity) for s in pairing.only_base),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .compare import Report
+from .deterministic import MIN_REPETITIONS as DETERMINISTIC_MIN
+from .deterministic import REPETITIONS_KEY, is_deterministic
 from .partner import Partner
 from .stats import NOT_ENOUGH, SLOWER
 from .targets import MEETS, NO_DATA, TargetResult
@@ -63,11 +65,15 @@ def _unknowns(report: Report) -> list[str]:
     if not report.rows:
         reasons.append("no common measurements")
     short = [r for r in report.rows if r.comparison.verdict == NOT_ENOUGH]
-    if short:
-        names = ", ".join(f"{r.label} (n={r.comparison.base_n}/{r.comparison.cand_n})"
-                          for r in short)
-        reasons.append(f"not enough repetitions to tell: {names}; run at least "
-                       f"{MIN_REPETITIONS} measured repetitions per side")
+    for deterministic in (False, True):
+        rows = [r for r in short if is_deterministic(r.metric) == deterministic]
+        if not rows:
+            continue
+        names = ", ".join(f"{r.label}{' ' + r.metric if deterministic else ''} "
+                          f"(n={r.comparison.base_n}/{r.comparison.cand_n})" for r in rows)
+        fix = (f"{DETERMINISTIC_MIN} callgrind repetitions ({REPETITIONS_KEY})" if deterministic
+               else f"{MIN_REPETITIONS} measured repetitions")
+        reasons.append(f"not enough repetitions to tell: {names}; run at least {fix} per side")
     failed = dict.fromkeys(f"{r.label} ({r.failed[1]} failed)" for r in report.rows if r.failed[1])
     if failed:
         reasons.append("failed invocations in the candidate: " + ", ".join(failed))
