@@ -58,6 +58,6 @@ def test_callgrind_records_instruction_counts(tmp_path):
              "callgrind_repetitions=1")
     rows = query(tmp_path, """SELECT i.params, m.name, m.value FROM invocations i JOIN metrics m
                               USING (invocation_id) WHERE i.phase = 'callgrind' ORDER BY m.name""")
-    assert [r[1] for r in rows] == ["instructions", "instructions_per_op", "page_cache_residency_pct"]
+    assert [r[1] for r in rows] == ["instructions", "instructions_per_op"]
     assert json.loads(rows[0][0])["num"] == 1000
     assert rows[0][2] > 1e6 and rows[1][2] == pytest.approx(rows[0][2] / 1000)
