@@ -85,3 +85,11 @@ def test_gate_names_the_callgrind_repetitions_when_too_few():
     decision = decide(report)
     assert decision.code == CANNOT_TELL
     assert any("callgrind_repetitions" in r for r in decision.reasons)
+
+
+def test_a_planted_cost_is_a_named_difference():
+    from orchestrator.analysis.identity import planted_text
+
+    assert planted_text(None, None) == planted_text(0.0, 0) == "off"  # runs from before it existed
+    assert planted_text("2000.0", "0") == "planted_ns=2000"
+    assert planted_text(0, "500") == "planted_spins=500"

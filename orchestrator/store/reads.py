@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import duckdb
 
 from ..analysis.compare import SeriesSamples, series_label
-from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity
+from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity, planted_text
 from ..analysis.noise import History
 from ..analysis.partner import RunCoverage
 from ..analysis.stats import median
@@ -75,13 +75,16 @@ def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     row = con.execute(
         """SELECT r.run_id, r.engine, r.engine_version, r.build_variant, r.build_id,
                   r.machine_fingerprint, r.label, r.started_at, r.status, r.runner,
-                  r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR
+                  r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR,
+                  json_extract_string(r.config, '$.planted_ns'),
+                  json_extract_string(r.config, '$.planted_spins')
            FROM runs r LEFT JOIN builds b USING (build_id) WHERE r.run_id = ?""",
         [run_id]).fetchone()
     if not row:
         return {}
     facts = dict(zip(_FACTS, row))
     facts["cmake_flags"] = json.loads(facts["cmake_flags"]) if facts["cmake_flags"] else []
+    facts["planted"] = planted_text(*row[len(_FACTS):])
     return facts
 
 
