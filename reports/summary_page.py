@@ -11,7 +11,7 @@ from orchestrator.analysis.compare import Report, Row
 from orchestrator.analysis.stats import FASTER, SLOWER
 
 from .comparisons import Comparison, SiteVerdicts, sorted_rows
-from .format import MISSING, Link, date, escape_text, signed_pct
+from .format import MISSING, Link, date, escape_text, is_missing, num, signed_pct
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
@@ -40,6 +40,10 @@ def change_text(row: Row) -> str:
     return signed_pct(c.change_pct) if c.ratio == c.ratio else MISSING
 
 
+def _run_linked(value: float, run_id: str) -> Link | None:
+    return None if is_missing(value) else Link(num(value), run_href(run_id, ""))
+
+
 def row_cells(row: Row, report: Report, lookup: PointLookup) -> tuple[Any, Any, list[Any]]:
     """(new point, old point, [workload, series, metric, old value, new value, Δ]) of one row."""
     n = lookup.get(report.cand["run_id"], row.series_key)
@@ -48,9 +52,12 @@ def row_cells(row: Row, report: Report, lookup: PointLookup) -> tuple[Any, Any, 
     href = point_href(n, "") if n is not None else run_href(report.cand["run_id"], "")
     label = describe(n) if n is not None else row.label
     workload = n["workload"] if n is not None else row.label
-    return n, o, [workload, label, METRIC_NAMES.get(row.metric, row.metric),
-                  linked(c.base_median, o, "") if o is not None else None,
-                  linked(c.cand_median, n, "") if n is not None else None,
+    # A callgrind series has no timed point to link to: its medians link to their runs.
+    old_value = linked(c.base_median, o, "") if o is not None else \
+        _run_linked(c.base_median, report.base["run_id"])
+    new_value = linked(c.cand_median, n, "") if n is not None else \
+        _run_linked(c.cand_median, report.cand["run_id"])
+    return n, o, [workload, label, METRIC_NAMES.get(row.metric, row.metric), old_value, new_value,
                   Link(change_text(row), href)]
 
 
