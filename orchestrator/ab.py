@@ -129,8 +129,9 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
     # One calibration per binary: both sides of one build plant with the same spins per µs.
-    calibrate_once = functools.cache(calibrate)
-    planted = {s.name: planted_for(s.conf, builds[s.name], calibrate_once, console) for s in sides}
+    calibrate_once = functools.cache(lambda binary: calibrate(binary, pin))
+    planted = {s.name: planted_for(s.conf, builds[s.name], pin, calibrate_once, console)
+               for s in sides}
     base_id = new_run_id()
     run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
     ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,

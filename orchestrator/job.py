@@ -33,7 +33,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     pin_orchestrator(conf.machine.orchestrator_cpus)
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
-    planted = planted_for(conf, build, console=console)
+    planted = planted_for(conf, build, pin, console=console)
     run_id = new_run_id()
     group = create_run_cgroup(conf, run_id, pin)
     store = Store(Path(conf.db))

@@ -94,10 +94,12 @@ def build_harness_if_needed(conf: TidemarkConf, plan: RunPlan, build: Build,
     return harness.binary_path
 
 
-def planted_for(conf: TidemarkConf, build: Build,
-                calibrate_fn: Callable[[str], Calibration] = calibrate,
+def planted_for(conf: TidemarkConf, build: Build, pin: tuple[int, ...],
+                calibrate_fn: Callable[[str], Calibration] | None = None,
                 console: Console | None = None) -> Planted:
-    """The run's planted point-read cost (orchestrator/planted.py), calibrated when in ns."""
+    """The run's planted point-read cost (orchestrator/planted.py), calibrated on the engine's
+    CPUs when given in ns (`calibrate_fn` lets both sides of an A/B share one calibration)."""
+    calibrate_fn = calibrate_fn or (lambda binary: calibrate(binary, pin))
     planted = planted_setting(conf.planted_ns, conf.planted_spins, build, calibrate_fn)
     if console is not None and planted.spins:
         rate = (f" ({planted.ns:g} ns at {planted.calibration.spins_per_us:.1f} spins/µs measured "

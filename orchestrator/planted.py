@@ -85,12 +85,14 @@ def spins_for_ns(ns: float, spins_per_us: float) -> int:
     return int(round(ns * spins_per_us / 1000.0))
 
 
-def calibrate(binary: str) -> Calibration:
-    """Time the planted loop of `binary` on this host (it exits before main)."""
+def calibrate(binary: str, cpus: tuple[int, ...] = ()) -> Calibration:
+    """Time the planted loop of `binary` on this host, on the engine's CPUs when it is pinned
+    (the process exits before main)."""
     env = {**os.environ, CALIBRATE_ENV: "1"}
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     try:
         proc = subprocess.run([binary], env=env, capture_output=True, text=True,
-                              timeout=CALIBRATION_TIMEOUT_S)
+                              timeout=CALIBRATION_TIMEOUT_S, preexec_fn=pin)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EngineOutputError(f"planted-cost calibration of {binary} failed: {exc}") from exc
     return parse_calibration(proc.stdout)
