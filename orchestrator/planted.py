@@ -7,11 +7,14 @@ per invocation:
 
 * `planted_spins=N` plants exactly N iterations per read: under callgrind the cost per read is
   N × (instructions per iteration), exactly, whatever the machine does.
-* `planted_ns=T` plants about T nanoseconds per read: spins = round(T × r / 1000), where r is
-  the median spins per µs of the engine binary's own loop, timed on this host outside valgrind
-  (`TIDEMARK_PLANTED_CALIBRATE=1` makes the binary time the loop 7 times at start-up, print
-  the best and median rate and exit before main). One calibration per job and binary, recorded
-  with the run and with every invocation.
+* `planted_ns=T` plants about T nanoseconds of CPU per read: spins = round(T × r / 1000), where
+  r is the spins per µs of CPU time of the engine binary's own loop on this host, outside
+  valgrind (`TIDEMARK_PLANTED_CALIBRATE=1` makes the binary spin 7 timed rounds at start-up,
+  print their best and median wall-clock rate and exit before main; r = its spins ÷ its CPU
+  time, so a busy machine's preemption does not shrink the planted cost). The start-up before
+  the loop counts as loop time, which makes r a few % low at most (a whole LevelDB db_bench
+  with no benchmark took 5–6 ms of CPU here, the calibration's spinning 60–80 ms).
+  One calibration per job and binary, recorded with the run and with every invocation.
 
 Planting on a build without the planted patch is refused (the variable would do nothing).
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -38,10 +42,12 @@ CALIBRATION_TIMEOUT_S = 60.0
 class Calibration:
     """How fast the engine's planted loop spins on this host (outside valgrind)."""
 
-    spins_per_us: float  # the median of the timed rounds: what ns are converted with
-    best_spins_per_us: float  # the fastest round
+    spins_per_us: float  # per µs of CPU time, preemption excluded: what ns are converted with
+    wall_median_spins_per_us: float  # the binary's own wall-clock rounds: median and fastest
+    wall_best_spins_per_us: float
     loop_spins: int  # iterations per timed round
     rounds: int
+    cpu_seconds: float = 0.0  # CPU time of the calibration process (0: not measured)
 
 
 @dataclass(frozen=True)
@@ -64,20 +70,27 @@ class Planted:
         out: dict[str, Any] = {"ns": self.ns, "spins": self.spins, "env": SPINS_ENV}
         if self.calibration is not None:
             c = self.calibration
-            out.update(spins_per_us=c.spins_per_us, best_spins_per_us=c.best_spins_per_us,
+            out.update(spins_per_us=c.spins_per_us, calibration_cpu_seconds=c.cpu_seconds,
+                       wall_median_spins_per_us=c.wall_median_spins_per_us,
+                       wall_best_spins_per_us=c.wall_best_spins_per_us,
                        calibration_loop_spins=c.loop_spins, calibration_rounds=c.rounds)
         return out
 
 
-def parse_calibration(stdout: str) -> Calibration:
-    """The calibration line the patched engine prints (pure)."""
+def parse_calibration(stdout: str, cpu_seconds: float = 0.0) -> Calibration:
+    """The calibration line the patched engine prints, and the rate per µs of CPU time when
+    the process's CPU time is known (pure): rounds × spins ÷ CPU time. The process does
+    nothing but spin after its start-up, so preemption by other tasks, which slows the
+    wall-clock rounds on a busy machine, does not lower it."""
     match = CALIBRATION_LINE.search(stdout)
     if not match:
         raise EngineOutputError(f"no 'tidemark_planted_spins_per_us ...' line from the engine's "
                                 f"calibration (got {stdout.strip()[:120]!r}); is the planted "
                                 f"patch applied to this build?")
-    best, med, spins, rounds = match.groups()
-    return Calibration(float(med), float(best), int(spins), int(rounds))
+    best, med = float(match.group(1)), float(match.group(2))
+    spins, rounds = int(match.group(3)), int(match.group(4))
+    per_cpu_us = spins * rounds / (cpu_seconds * 1e6) if cpu_seconds > 0 else med
+    return Calibration(per_cpu_us, med, best, spins, rounds, cpu_seconds)
 
 
 def spins_for_ns(ns: float, spins_per_us: float) -> int:
@@ -87,15 +100,18 @@ def spins_for_ns(ns: float, spins_per_us: float) -> int:
 
 def calibrate(binary: str, cpus: tuple[int, ...] = ()) -> Calibration:
     """Time the planted loop of `binary` on this host, on the engine's CPUs when it is pinned
-    (the process exits before main)."""
+    (the process exits before main); its CPU time comes from this process's child usage."""
     env = {**os.environ, CALIBRATE_ENV: "1"}
     pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run([binary], env=env, capture_output=True, text=True,
                               timeout=CALIBRATION_TIMEOUT_S, preexec_fn=pin)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EngineOutputError(f"planted-cost calibration of {binary} failed: {exc}") from exc
-    return parse_calibration(proc.stdout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return parse_calibration(proc.stdout, cpu)
 
 
 def planted_setting(ns: float, spins: int, build: Build,

@@ -16,7 +16,9 @@ def _build(patches=PLANTED) -> Build:
 
 def test_calibration_line_parses_and_ns_become_spins():
     out = "tidemark_planted_spins_per_us best=1394.3534 median=1359.7718 spins=20000000 rounds=7\n"
-    assert parse_calibration(out) == Calibration(1359.7718, 1394.3534, 20000000, 7)
+    assert parse_calibration(out) == Calibration(1359.7718, 1359.7718, 1394.3534, 20000000, 7)
+    # With the process's CPU time the rate is per CPU µs: 140M spins in 0.1 s of CPU.
+    assert parse_calibration(out, 0.1).spins_per_us == pytest.approx(1400.0)
     assert spins_for_ns(2000, 1359.7718) == 2720  # 2719.54 rounded
     assert spins_for_ns(0, 1359.7718) == 0
     with pytest.raises(EngineOutputError, match="planted patch"):
@@ -28,7 +30,7 @@ def test_spins_are_exact_and_ns_are_calibrated_once_per_call():
 
     def fake_calibrate(binary):
         calls.append(binary)
-        return Calibration(1000.0, 1100.0, 20000000, 7)
+        return Calibration(1000.0, 900.0, 1100.0, 20000000, 7, 0.14)
 
     exact = planted_setting(0, 500, _build(), fake_calibrate)
     assert (exact.spins, exact.env(), calls) == (500, {SPINS_ENV: "500"}, [])
