@@ -167,8 +167,8 @@ class TidemarkConf:
     keep_data: bool = False
     label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
     counters: bool = True  # perf stat around each invocation, where perf exists
-    # Opt-in: one extra invocation per point under callgrind on callgrind_ops operations; its
-    # instruction count does not move with machine noise.
+    # Opt-in: callgrind_repetitions extra invocations per point under callgrind on callgrind_ops
+    # operations; their instruction counts do not move with machine noise.
     callgrind: bool = False
     callgrind_ops: int = 20000
     # Callgrind invocations per point: the instruction-count verdict compares its change with
