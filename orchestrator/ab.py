@@ -12,6 +12,7 @@ hands the dataclasses here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 import time
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from .engine_versions import resolve_engine_version
 from .errors import ConfigError, UserError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       open_results_store, remove_run_data, run_context, run_record)
+                       open_results_store, planted_for, remove_run_data, run_context,
+                       run_record)
 from .plan import RunPlan, make_plan
+from .planted import Planted, calibrate
 from .progress import RunProgress
 from .record import STATUS_OK
 from .runners.context import RunContext, step_identity
@@ -67,10 +70,12 @@ class AbOptions:
 
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
-               facts: dict[str, Any], notes: list[str], ab_id: str) -> dict[str, Any]:
+               facts: dict[str, Any], notes: list[str], ab_id: str,
+               planted: Planted) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
-    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
+    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes,
+                        planted)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
@@ -208,6 +213,10 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
+    # One calibration per binary: both sides of one build plant with the same spins per µs.
+    calibrate_once = functools.cache(lambda binary: calibrate(binary, pin))
+    planted = {s.name: planted_for(s.conf, builds[s.name], pin, calibrate_once, console)
+               for s in sides}
     base_id = new_run_id()
     run_ids = {"a": base_id + "-a", "b": base_id + "-b"}
     ab = {"ab_id": "ab-" + base_id, "run_a": run_ids["a"], "run_b": run_ids["b"], "seed": seed,
@@ -227,10 +236,10 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
         for s in sides:
             groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin)
             before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
-                                        facts, notes, ab["ab_id"])
+                                        facts, notes, ab["ab_id"], planted[s.name])
             ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
                                        facts["fingerprint"], pin, groups[s.name],
-                                       harnesses[s.name])
+                                       harnesses[s.name], planted[s.name])
         store.record_ab(ab)
         status = "interrupted"
         try:

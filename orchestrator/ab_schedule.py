@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .analysis.paired import DUET
 from .errors import ConfigError
-from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step
+from .plan import PHASE_CALLGRIND, PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step
 
 PREPARING = (PHASE_SETUP, PHASE_WARMUP)  # run for both sides before a point's measured rounds
 SideStep = tuple[str, Step]  # ("a" | "b", step)
@@ -83,8 +83,14 @@ def schedule_blocks(plan_a: RunPlan, plan_b: RunPlan, seed: int, design: str = "
         measured = zip([s for s in a if s.phase == PHASE_MEASURED],
                        [s for s in b if s.phase == PHASE_MEASURED])
         rounds = tuple(_round(rng, sa, sb, design, duet_cpus) for sa, sb in measured)
-        done = {id(s) for _, s in prepare} | {id(s) for r in rounds for _, s in r.steps}
-        after = [("a", s) for s in a if id(s) not in done] + [("b", s) for s in b if id(s) not in done]
+        # Instruction counts (callgrind) in rounds too, A and B in a seeded random order.
+        counted = [step for sa, sb in zip([s for s in a if s.phase == PHASE_CALLGRIND],
+                                          [s for s in b if s.phase == PHASE_CALLGRIND])
+                   for step in rng.sample([("a", sa), ("b", sb)], 2)]
+        done = {id(s) for _, s in prepare} | {id(s) for r in rounds for _, s in r.steps} | \
+            {id(s) for _, s in counted}
+        after = counted + [("a", s) for s in a if id(s) not in done] + \
+            [("b", s) for s in b if id(s) not in done]
         blocks.append(Block(point, tuple(prepare), rounds, tuple(after)))
     return blocks
 
@@ -96,7 +102,8 @@ def flatten(blocks: Sequence[Block]) -> list[SideStep]:
 
 def schedule(plan_a: RunPlan, plan_b: RunPlan, seed: int) -> list[SideStep]:
     """The interleaved order (pure): per point, both sides' setups and warm-ups, then each round
-    of measured repetitions in a seeded random order, then anything else (callgrind)."""
+    of measured repetitions in a seeded random order, then the callgrind repetitions in rounds
+    alike, then anything else."""
     return flatten(schedule_blocks(plan_a, plan_b, seed))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import BuildError
+from .patches import find_patches, patch_identity, patched_tree
 from .plan import short_hash
 from .schema import BuildConf, EngineConf
 
@@ -49,6 +50,7 @@ class Build:
     created_at: str
     cached: bool = False  # True when this run reused the build without compiling
     source_note: str = ""  # e.g. "Debian patches not applied" for an orig-tarball-only source
+    patches: tuple[tuple[str, str], ...] = ()  # our own patches applied: (name, sha256) in order
 
 
 def compiler_identity() -> tuple[str, str]:
@@ -70,11 +72,17 @@ def cmake_flags(engine: EngineConf, variant: BuildConf) -> list[str]:
     return flags
 
 
-def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str) -> str:
-    """Same recipe + variant + compiler + flags ⇒ same key ⇒ the cached build is reused (pure)."""
-    return short_hash({"engine": engine.name, "version": engine.version,
-                       "source": asdict(engine.source), "target": engine.target,
-                       "flags": cmake_flags(engine, variant), "compiler": compiler_version})
+def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
+              patches: tuple[tuple[str, str], ...] = ()) -> str:
+    """Same recipe + variant + compiler + flags + patches ⇒ same key ⇒ the cached build is
+    reused (pure). `patches` is (name, sha256) per patch; an unpatched recipe keeps the key it
+    had before recipes could carry patches."""
+    recipe: dict[str, Any] = {"engine": engine.name, "version": engine.version,
+                              "source": asdict(engine.source), "target": engine.target,
+                              "flags": cmake_flags(engine, variant), "compiler": compiler_version}
+    if patches:
+        recipe["patches"] = [list(p) for p in patches]
+    return short_hash(recipe)
 
 
 def build_dir_name(engine: EngineConf, variant: BuildConf, key: str) -> str:
@@ -233,7 +241,8 @@ def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> 
         return None
     data = json.loads(prov.read_text())
     for name in tuple_fields:
-        data[name] = tuple(data[name])
+        if name in data:  # lists of lists (patches) become tuples of tuples
+            data[name] = tuple(tuple(v) if isinstance(v, list) else v for v in data[name])
     cached = record(**{**data, "cached": True})
     binary = Path(cached.binary_path)
     if not binary.exists() or sha256_file(binary) != cached.binary_sha256:
@@ -242,7 +251,8 @@ def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> 
 
 
 def _load_cached(build_dir: Path) -> Build | None:
-    return load_provenance(build_dir / PROVENANCE_FILE, Build, ("cmake_flags", "linked_libraries"))
+    return load_provenance(build_dir / PROVENANCE_FILE, Build,
+                           ("cmake_flags", "linked_libraries", "patches"))
 
 
 def cmake_version() -> str:
@@ -257,12 +267,14 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
                  on_progress: ProgressFn | None = None) -> Build:
     """Return the cached build for this recipe + variant + compiler, building it if needed."""
     compiler, compiler_version = compiler_identity()
-    key = build_key(engine, variant, compiler_version)
+    patches = find_patches(engine.name, engine.patches)
+    key = build_key(engine, variant, compiler_version, patch_identity(patches))
     build_dir = cache_dir / "builds" / build_dir_name(engine, variant, key)
     cached = _load_cached(build_dir)
     if cached is not None:
         return cached
-    tree = fetch_source(engine, cache_dir / "sources")
+    fetched = fetch_source(engine, cache_dir / "sources")
+    tree = patched_tree(fetched, patches, cache_dir / "sources")
     if build_dir.exists():
         shutil.rmtree(build_dir)  # a half-finished build: start clean
     build_dir.mkdir(parents=True)
@@ -284,6 +296,6 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
                   build_seconds=round(seconds, 2), binary_path=str(binary),
                   binary_sha256=sha256_file(binary), linked_libraries=libs,
                   created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  source_note=source_note(tree))
+                  source_note=source_note(fetched), patches=patch_identity(patches))
     (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
     return build

@@ -1,6 +1,6 @@
 """Engine version recipes (pure): `engine.version` picks one entry of the engine's `versions` map.
 
-The resolved EngineConf carries that version's source package version and cmake flags, so the
+The resolved EngineConf carries that version's source package version, cmake flags and patches, so the
 build key, the build cache and the provenance all follow the chosen version. An engine without a
 `versions` map (a local checkout, a git ref) is used as configured.
 """
@@ -29,4 +29,5 @@ def resolve_engine_version(engine: EngineConf) -> EngineConf:
                           f"known versions: {', '.join(known_versions(engine))}")
     source = dataclasses.replace(engine.source, package_version=entry.package_version)
     flags = list(entry.cmake_flags) if entry.cmake_flags is not None else list(engine.cmake_flags)
-    return dataclasses.replace(engine, source=source, cmake_flags=flags)
+    patches = list(entry.patches) if entry.patches is not None else list(engine.patches)
+    return dataclasses.replace(engine, source=source, cmake_flags=flags, patches=patches)

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from .analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult
+from .analysis.deterministic import SUMMARY_METRIC
 from .analysis.stats import Thresholds
 from .compare_format import markdown, num
 from .errors import ConfigError, SelectorError
@@ -26,13 +27,22 @@ class GateConf:
     min_effect: float = 0.02
     noise_k: float = 2.0
     unmeasured_noise: float = 0.03
+    deterministic_min_effect: float = 0.005
     targets: bool = False
     # A run selector (store.reads.parse_selector): what `tidemark gate` and the site compare with.
     baseline: str = ""
 
     @property
+    def summary_metrics(self) -> tuple[str, ...]:
+        """What the site's Summary and A/B pages, `compare` and `ab` show: the gated metrics
+        and the instruction count per op beside them (rows only where a run measured it,
+        callgrind=true; judged by the core's deterministic rule)."""
+        return tuple(dict.fromkeys((*self.metrics, SUMMARY_METRIC)))
+
+    @property
     def thresholds(self) -> Thresholds:
-        return Thresholds(self.alpha, self.min_effect, self.noise_k, self.unmeasured_noise)
+        return Thresholds(self.alpha, self.min_effect, self.noise_k, self.unmeasured_noise,
+                          self.deterministic_min_effect)
 
 
 def load_gate_conf(path: Path) -> GateConf:

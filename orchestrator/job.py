@@ -13,7 +13,8 @@ from .engine_versions import resolve_engine_version
 from .errors import Interrupted
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       open_results_store, remove_run_data, run_context, run_record)
+                       open_results_store, planted_for, remove_run_data, run_context,
+                       run_record)
 from .plan import make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
@@ -33,14 +34,16 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser())
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
+    planted = planted_for(conf, build, pin, console=console)
     run_id = new_run_id()
     group = create_run_cgroup(conf, run_id, pin)
     try:
         store.record_machine(facts)
         store.record_build(build)
-        record = run_record(run_id, conf, plan, build, facts, overrides, config, notes)
+        record = run_record(run_id, conf, plan, build, facts, overrides, config, notes, planted)
         store.start_run(record)
-        ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness)
+        ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
+                          planted)
         status = "interrupted"
         try:
             with RunProgress(console, len(plan.steps)) as progress:

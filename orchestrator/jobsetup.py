@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 
@@ -23,6 +23,7 @@ from .execute import parse_cpu_list
 from .harness_build import build_harness
 from .liveness import this_process
 from .plan import FORMAT_GBENCH, RunPlan
+from .planted import Calibration, Planted, calibrate, planted_setting
 from .progress import BuildProgress
 from .runners.context import RunContext
 from .schema import TidemarkConf
@@ -96,6 +97,20 @@ def build_harness_if_needed(conf: TidemarkConf, plan: RunPlan, build: Build,
     return harness.binary_path
 
 
+def planted_for(conf: TidemarkConf, build: Build, pin: tuple[int, ...],
+                calibrate_fn: Callable[[str], Calibration] | None = None,
+                console: Console | None = None) -> Planted:
+    """The run's planted point-read cost (orchestrator/planted.py), calibrated on the engine's
+    CPUs when given in ns (`calibrate_fn` lets both sides of an A/B share one calibration)."""
+    calibrate_fn = calibrate_fn or (lambda binary: calibrate(binary, pin))
+    planted = planted_setting(conf.planted_ns, conf.planted_spins, build, calibrate_fn)
+    if console is not None and planted.spins:
+        rate = (f" ({planted.ns:g} ns at {planted.calibration.spins_per_us:.1f} spins/µs measured "
+                f"here)" if planted.calibration else "")
+        console.print(f"planted: {planted.spins} spins per point read{rate}")
+    return planted
+
+
 def create_run_cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> Cgroup | None:
     """The run's cgroup when the machine profile asks for one (remove it with remove_cgroup)."""
     m = conf.machine
@@ -105,29 +120,36 @@ def create_run_cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> 
 
 
 def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
-               overrides: list[str], config: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    """The runs row written when the run starts (machine state before included)."""
+               overrides: list[str], config: dict[str, Any], notes: list[str],
+               planted: Planted | None = None) -> dict[str, Any]:
+    """The runs row written when the run starts (machine state before and the planted cost
+    included)."""
+    state: dict[str, Any] = {"before": machine.capture_state(), "process": this_process()}
+    if planted is not None and planted.record():
+        state["planted"] = planted.record()
     return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
             "build_variant": plan.build_variant, "build_id": build.build_id,
             "build_cached": build.cached, "machine_fingerprint": facts["fingerprint"],
             "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
-            "machine_state": {"before": machine.capture_state(), "process": this_process()},
+            "machine_state": state,
             "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
-                pin: tuple[int, ...], group: Cgroup | None, harness_binary: str) -> RunContext:
+                pin: tuple[int, ...], group: Cgroup | None, harness_binary: str,
+                planted: Planted | None = None) -> RunContext:
     """The controls every step of this run runs under."""
+    planted = planted or Planted()
     return RunContext(run_id=run_id, plan=plan, build=build, machine_fingerprint=fingerprint,
-                      pin_cpus=pin, run_env=dict(conf.build.run_env),
+                      pin_cpus=pin, run_env={**conf.build.run_env, **planted.env()},
                       allow_drop_caches=conf.machine.allow_drop_caches,
                       logs_dir=Path(conf.results_dir) / "logs" / run_id,
                       data_dir=Path(conf.data_dir).expanduser() / run_id,
                       counters=conf.counters and shutil.which("perf") is not None,
                       cgroup_procs=group.procs_files if group else (),
-                      harness_binary=harness_binary)
+                      harness_binary=harness_binary, planted=planted.record())
 
 
 def remove_run_data(ctx: RunContext) -> None:

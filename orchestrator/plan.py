@@ -166,7 +166,7 @@ def _gbench_step(point: _Point, index: int, seq: int) -> Step:
 
 
 def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
-                     callgrind_ops: int = 0) -> list[Step]:
+                     callgrind_ops: int = 0, callgrind_repetitions: int = 1) -> list[Step]:
     wl = point.workload
     if wl.format == FORMAT_GBENCH:
         return [_gbench_step(point, index, first_seq)]
@@ -195,20 +195,27 @@ def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
         add(wl.benchmark, PHASE_MEASURED, rep, point.threads, wl.fresh_db)
     if callgrind_ops:
         reduced = params_items(_callgrind_params(wl, point.params, callgrind_ops))
-        steps.append(Step(first_seq + len(steps), index, wl.name, wl.benchmark, PHASE_CALLGRIND,
-                          1, point.threads, reduced, db_key, wl.fresh_db, cache.name))
+        for rep in range(1, callgrind_repetitions + 1):
+            steps.append(Step(first_seq + len(steps), index, wl.name, wl.benchmark,
+                              PHASE_CALLGRIND, rep, point.threads, reduced, db_key, wl.fresh_db,
+                              cache.name))
     return steps
 
 
 def make_plan(cfg: TidemarkConf) -> RunPlan:
     """The full, ordered list of processes for one run; raises ConfigError on a bad combination."""
     engine = cfg.engine.name
+    if cfg.callgrind and (cfg.callgrind_repetitions < 1 or cfg.callgrind_ops < 1):
+        raise ConfigError(f"callgrind_repetitions={cfg.callgrind_repetitions}, callgrind_ops="
+                          f"{cfg.callgrind_ops}; use 1 or more of each (2+ repetitions for an "
+                          f"instruction-count verdict)")
     steps: list[Step] = []
     caches: dict[str, CacheConf] = {}
     for index, point in enumerate(_points(cfg), start=1):
         _check_point(point, engine, cfg)
         steps.extend(_steps_for_point(point, index, cfg.warmups, len(steps) + 1,
-                                      cfg.callgrind_ops if cfg.callgrind else 0))
+                                      cfg.callgrind_ops if cfg.callgrind else 0,
+                                      cfg.callgrind_repetitions))
         caches[point.cache.name] = point.cache
     suite = "" if cfg.workload is not None or cfg.suite is None else cfg.suite.name
     return RunPlan(engine=engine, engine_version=cfg.engine.version, build_variant=cfg.build.name,

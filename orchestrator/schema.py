@@ -47,6 +47,7 @@ class EngineVersionConf:
     package_version: str = MISSING  # debian: the exact source version, e.g. 9.10.0-1
     suite: str = ""  # the Debian suite that carries it (its deb-src is in scripts/setup-system.sh)
     cmake_flags: Optional[List[str]] = None  # replaces the engine's cmake_flags when set
+    patches: Optional[List[str]] = None  # replaces the engine's patches when set ([] for none)
 
 
 @dataclass
@@ -61,6 +62,9 @@ class EngineConf:
     cmake_flags: List[str] = field(default_factory=list)
     # Library names the binary must NOT load dynamically (a system copy of the engine).
     forbid_shared: List[str] = field(default_factory=list)
+    # Our own patches, files under engine/patches/<name>/, applied in order (patch -p1) to a
+    # copy of the fetched source before configuring; part of the build key and provenance.
+    patches: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -163,10 +167,19 @@ class TidemarkConf:
     keep_data: bool = False
     label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
     counters: bool = True  # perf stat around each invocation, where perf exists
-    # Opt-in: one extra invocation per point under callgrind on callgrind_ops operations; its
-    # instruction count does not move with machine noise.
+    # Opt-in: callgrind_repetitions extra invocations per point under callgrind on callgrind_ops
+    # operations; their instruction counts do not move with machine noise.
     callgrind: bool = False
     callgrind_ops: int = 20000
+    # Callgrind invocations per point: the instruction-count verdict compares its change with
+    # the spread between these repetitions (orchestrator/analysis/deterministic.py).
+    callgrind_repetitions: int = 3
+    # A planted cost per point read (DB::Get), for checking that a slowdown is detected: the
+    # engine's planted patch spins a loop; planted_ns is converted to spins with a calibration
+    # measured on this host (orchestrator/planted.py), planted_spins gives the count exactly
+    # (for instruction counts). 0 = off. Both sides of an A/B run the same binary.
+    planted_ns: float = 0.0
+    planted_spins: int = 0
 
 
 def register_schemas() -> None:

@@ -24,7 +24,8 @@ DEFAULT_DB = "results/tidemark.duckdb"
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", action="append", dest="metrics",
-                        help="metric to compare (repeatable; default ops_per_sec)")
+                        help="metric to compare (repeatable; default: the gate config's metrics, "
+                             "and for compare/ab instructions_per_op where a run measured it)")
     parser.add_argument("--allow-different", action="store_true",
                         help="compare even where machine, build, cache, threads or params differ; "
                              "each difference is named")
@@ -46,9 +47,9 @@ def _gate_conf(args: argparse.Namespace) -> Any:
 
 def _thresholds(args: argparse.Namespace, base: Thresholds) -> Thresholds:
     """The gate config's thresholds with --alpha / --min-effect on top."""
-    given = Thresholds(alpha=base.alpha if args.alpha is None else args.alpha,
-                       min_effect=base.min_effect if args.min_effect is None else args.min_effect,
-                       noise_k=base.noise_k, unmeasured_noise=base.unmeasured_noise)
+    given = dataclasses.replace(
+        base, alpha=base.alpha if args.alpha is None else args.alpha,
+        min_effect=base.min_effect if args.min_effect is None else args.min_effect)
     check_thresholds(given.alpha, given.min_effect, given.noise_k, given.unmeasured_noise)
     return given
 
@@ -83,7 +84,7 @@ def compare_command(argv: list[str], console: Console) -> None:
     con = connect(Path(args.db), read_only=True)
     try:
         report = compare_runs(con, resolve_run(con, args.base), resolve_run(con, args.cand),
-                              tuple(args.metrics or conf.metrics),
+                              tuple(args.metrics or conf.summary_metrics),
                               _thresholds(args, conf.thresholds), args.allow_different)
     finally:
         con.close()
@@ -228,7 +229,8 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     # compare_runs finds the job's design in ab_pairs and analyses it as designed.
     con = connect(Path(sides[0].conf.db), read_only=True)
     try:
-        report = compare_runs(con, ab["run_a"], ab["run_b"], metrics, thresholds,
+        report = compare_runs(con, ab["run_a"], ab["run_b"],
+                              tuple(args.metrics or gate_conf.summary_metrics), thresholds,
                               allow_different=True)
     finally:
         con.close()

@@ -62,7 +62,7 @@ def _compare(con: duckdb.DuckDBPyConnection, base: str | None, cand: str,
     if base is None:
         return Comparison(cand, None, None, "no earlier run measured any of its series")
     try:
-        return Comparison(cand, base, verdicts.compare_runs(con, base, cand, conf.metrics,
+        return Comparison(cand, base, verdicts.compare_runs(con, base, cand, conf.summary_metrics,
                                                             conf.thresholds))
     except UserError as error:
         return Comparison(cand, base, None, str(error))

@@ -51,7 +51,8 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
     intro = Markup(
         "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
         "series fails when its ops/s is slower by more than its threshold, max(minimum effect, "
-        "k × noise), with the U test and the bootstrap CI agreeing; the gate cannot tell (and "
+        "k × noise), with the U test and the bootstrap CI agreeing (an instruction count, when "
+        "gated, when it exceeds max(deterministic minimum effect, its spread)); the gate cannot tell (and "
         "does not pass) with too few repetitions, series missing from the candidate, failed "
         "invocations or a candidate run that did not end ok. In CI: <code>{}</code> exits 0 on "
         "pass, 1 on a regression, 2 when it cannot tell.").format(
@@ -64,9 +65,9 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
         c, href = row.comparison, cells[-1].href
         body.append([*cells, Link(MISSING if c.p_value != c.p_value else f"{c.p_value:.3f}", href),
                      c.test, Link(pct_text(c.threshold), href), _gate_cell(c.verdict)])
-    table = Table(("Workload", "Series", "Baseline ops/s", "Candidate ops/s", "Δ ops/s",
+    table = Table(("Workload", "Series", "Metric", "Baseline", "Candidate", "Δ",
                    "p", "test", "Threshold", "Gate"), body,
-                  (False, False, True, True, True, True, False, True, False))
+                  (False, False, False, True, True, True, True, False, True, False))
     warnings = [] if decision.code == PASS else [f"gate: {decision.word}: {r}" for r in decision.reasons]
     return Page("Gate", intro, [Section("Series", warnings=warnings + named_notes(report),
                                         tables=[table])])

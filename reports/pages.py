@@ -209,7 +209,8 @@ def latest_verdicts(latest: pd.DataFrame, comparison: Any) -> dict[str, Any]:
         if point is None:
             continue
         c = row.comparison
-        rows.append({"label": series_label(point),
+        label = series_label(point) + (f" ({row.metric})" if row.metric != "ops_per_sec" else "")
+        rows.append({"label": label,
                      "change": Link(MISSING if c.ratio != c.ratio else f"{c.change_pct:+.1f}%",
                                     f"{run_href(point['run_id'], '../')}#{anchor(point['first_seq'])}"),
                      "threshold": f"{c.threshold * 100:.1f}%", "verdict": c.verdict})

@@ -50,7 +50,7 @@ def read_stats(db: Path, conf: GateConf) -> StatsData:
         for ab_id, run_a, run_b, seed, same, over_a, over_b, schedule, design, adaptive in rows:
             report, error = None, ""
             try:
-                report = verdicts.compare_runs(con, run_a, run_b, conf.metrics, conf.thresholds,
+                report = verdicts.compare_runs(con, run_a, run_b, conf.summary_metrics, conf.thresholds,
                                                allow_different=True)
             except UserError as exc:  # a pair whose runs failed is shown with why, not dropped
                 error = str(exc)

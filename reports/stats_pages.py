@@ -105,7 +105,8 @@ def _ab_section(pair: AbPair, base: str) -> Section:
         rows.append([row.label, row.metric, Link(num(c.base_median), a), Link(num(c.cand_median), b),
                      f"{c.change_pct:+.1f}%",
                      f"{(c.ci_low - 1) * 100:+.1f}% … {(c.ci_high - 1) * 100:+.1f}%"
-                     if math.isfinite(c.ci_low) else MISSING, f"{c.p_value:.3g}", c.test, c.verdict])
+                     if math.isfinite(c.ci_low) else MISSING,
+                     f"{c.p_value:.3g}" if math.isfinite(c.p_value) else MISSING, c.test, c.verdict])
     table = Table(("benchmark", "metric", "A median", "B median", "change", "95% CI", "p",
                    "test", "verdict"), rows, (False, False, True, True, True, True, True, False,
                                               False))
@@ -124,8 +125,10 @@ def ab_page(data: StatsData, base: str = "../") -> Page:
         "p &lt; 0.05 (Wilcoxon signed-rank), a 95% bootstrap CI of the median ratio that "
         "excludes 0% change, and a change above the threshold; adaptive jobs by their stopping "
         "rule (orchestrator/analysis/sequential.py); unpaired ones by the Mann–Whitney U test "
-        "and the ratio of medians. The test column names which. Keys that differ between the "
-        "sides are named.")
+        "and the ratio of medians; instruction counts (callgrind) need a change above the "
+        "threshold and the spread between repetitions, every repetition of B beyond every "
+        "repetition of A (their CI column is that range of ratios). The test column names "
+        "which. Keys that differ between the sides are named.")
     return Page("AB comparisons", intro, [_ab_section(p, base) for p in data.ab_pairs],
                 empty="No `tidemark ab` job in this database yet.")
 

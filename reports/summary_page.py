@@ -11,11 +11,14 @@ from orchestrator.analysis.compare import Report, Row
 from orchestrator.analysis.stats import FASTER, SLOWER
 
 from .comparisons import Comparison, SiteVerdicts, sorted_rows
-from .format import MISSING, Link, date, escape_text, signed_pct
+from .format import MISSING, Link, date, escape_text, is_missing, num, signed_pct
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, describe, linked, point_href
 
 MARKS = {SLOWER: "⚠ regression (slower)", FASTER: "▲ improvement (faster)"}
+# How the tables name a row's metric; instruction counts come from callgrind repetitions.
+METRIC_NAMES = {"ops_per_sec": "ops/s", "instructions_per_op": "instructions/op (callgrind)",
+                "instructions": "instructions (callgrind)"}
 
 
 class PointLookup:
@@ -37,16 +40,24 @@ def change_text(row: Row) -> str:
     return signed_pct(c.change_pct) if c.ratio == c.ratio else MISSING
 
 
+def _run_linked(value: float, run_id: str) -> Link | None:
+    return None if is_missing(value) else Link(num(value), run_href(run_id, ""))
+
+
 def row_cells(row: Row, report: Report, lookup: PointLookup) -> tuple[Any, Any, list[Any]]:
-    """(new point, old point, [workload, series, old value, new value, Δ]) of one row."""
+    """(new point, old point, [workload, series, metric, old value, new value, Δ]) of one row."""
     n = lookup.get(report.cand["run_id"], row.series_key)
     o = lookup.get(report.base["run_id"], row.series_key)
     c = row.comparison
     href = point_href(n, "") if n is not None else run_href(report.cand["run_id"], "")
     label = describe(n) if n is not None else row.label
     workload = n["workload"] if n is not None else row.label
-    return n, o, [workload, label, linked(c.base_median, o, "") if o is not None else None,
-                  linked(c.cand_median, n, "") if n is not None else None,
+    # A callgrind series has no timed point to link to: its medians link to their runs.
+    old_value = linked(c.base_median, o, "") if o is not None else \
+        _run_linked(c.base_median, report.base["run_id"])
+    new_value = linked(c.cand_median, n, "") if n is not None else \
+        _run_linked(c.cand_median, report.cand["run_id"])
+    return n, o, [workload, label, METRIC_NAMES.get(row.metric, row.metric), old_value, new_value,
                   Link(change_text(row), href)]
 
 
@@ -57,14 +68,15 @@ def _summary_table(report: Report, lookup: PointLookup, older: str) -> Table:
         c = row.comparison
         href = cells[-1].href
         ci = MISSING if c.ci_low != c.ci_low else f"{c.ci_low:.3f}–{c.ci_high:.3f}"
-        p99 = delta_pct(n["p99_median"], o["p99_median"]) if n is not None and o is not None else None
+        p99 = delta_pct(n["p99_median"], o["p99_median"]) \
+            if n is not None and o is not None and row.metric == "ops_per_sec" else None
         body.append([*cells, Link(ci, href),
                      Link(MISSING if c.p_value != c.p_value else f"{c.p_value:.3f}", href),
                      Link(pct_text(c.threshold), href), Link(signed_pct(p99), href),
                      MARKS.get(c.verdict, c.verdict)])
-    return Table(("Workload", "Series", f"{older} ops/s", "Latest ops/s", "Δ ops/s",
+    return Table(("Workload", "Series", "Metric", older, "Latest", "Δ",
                   "95% CI of ratio", "p (U test)", "Threshold", "Δ p99", "Verdict"), body,
-                 (False, False, True, True, True, True, True, True, True, False))
+                 (False, False, False, True, True, True, True, True, True, True, False))
 
 
 def counts_text(report: Report) -> str:
@@ -136,5 +148,8 @@ def summary_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup
         ".<br>A change is called when a Mann–Whitney U test on the repetitions and a bootstrap "
         "95 % CI of the ratio of medians agree and it exceeds max(minimum effect, k × the "
         "series' noise between runs; the two runs of one `tidemark ab` job are judged on their "
-        "per-round pairs instead (Wilcoxon signed-rank); see the [methodology](methodology.md).")
+        "per-round pairs instead (Wilcoxon signed-rank); an instruction count per op (callgrind "
+        "repetitions) when it exceeds max(deterministic minimum effect, the spread between its "
+        "repetitions) with every repetition beyond the other side's; see the "
+        "[methodology](methodology.md).")
     return Page("Executive summary", intro, [previous, base_section])

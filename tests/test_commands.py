@@ -55,3 +55,16 @@ def test_exit_status_wrapper_runs_the_command_and_records_its_code(tmp_path):
     assert exit_code_from_status("3\n") == 3
     assert exit_code_from_status("139") == -11  # SIGSEGV through a shell
     assert exit_code_from_status("") is None
+
+
+def test_callgrind_steps_run_without_clock_driven_bookkeeping(compose_conf):
+    """Instruction counts must not move with timings: no histogram (LevelDB scans its buckets
+    linearly by latency), no interval reporter thread (RocksDB wakes it every second)."""
+    for engine in ("rocksdb", "leveldb"):
+        plan = make_plan(compose_conf([f"engine={engine}", "workload=readrandom", "callgrind=true",
+                                       "callgrind_repetitions=2", "callgrind_ops=100"]))
+        steps = [s for s in plan.steps if s.phase == "callgrind"]
+        assert [s.repetition for s in steps] == [1, 2]
+        argv = engine_command(engine, Path("db_bench"), steps[0], Path("/d"), Path("/r.csv"))
+        assert "--histogram=0" in argv and "--reads=100" in argv
+        assert not any(a.startswith(("--report_file", "--report_interval_seconds")) for a in argv)

@@ -54,7 +54,8 @@ def test_non_strict_mismatch_marks_the_run_unverified(tmp_path):
 
 def test_callgrind_records_instruction_counts(tmp_path):
     tidemark(tmp_path, "run", "engine=leveldb", "workload=fillseq", "repetitions=1",
-             "workload.params.num=3000", "callgrind=true", "callgrind_ops=1000")
+             "workload.params.num=3000", "callgrind=true", "callgrind_ops=1000",
+             "callgrind_repetitions=1")
     rows = query(tmp_path, """SELECT i.params, m.name, m.value FROM invocations i JOIN metrics m
                               USING (invocation_id) WHERE i.phase = 'callgrind' ORDER BY m.name""")
     assert [r[1] for r in rows] == ["instructions", "instructions_per_op"]

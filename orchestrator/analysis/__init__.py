@@ -6,7 +6,9 @@
 - `stats`: the tests (Mann–Whitney U, bootstrap CI of the ratio of medians) and thresholds;
 - `paired`: A/B designs, and paired jobs judged on per-round ratios (Wilcoxon signed-rank);
 - `sequential`: the adaptive A/B stopping rule (when another round is needed);
-- `compare`: two runs series by series → a Report;
+- `deterministic`: which metrics are deterministic (instruction counts) and their verdict rule
+  (threshold and observed spread, no U test);
+- `compare`: two runs series by series → a Report, each metric by its rule;
 - `decide`: the gate's pass / regression / cannot tell, with reasons;
 - `partner`: which run a run is compared with;
 - `targets`: declared targets and bars, judged series by series;

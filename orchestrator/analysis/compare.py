@@ -1,5 +1,8 @@
 """Baseline vs candidate run (pure): pair their series, compare each metric, summarise.
 
+Each metric is judged by its rule: wall-clock metrics by the U test and bootstrap CI (stats),
+deterministic ones (instruction counts) by threshold and spread (deterministic).
+
 The one comparison behind `tidemark compare`, `gate` and `ab` and the site's Summary, Gate, A/B
 and Targets pages: they render the Report, never decide. The two sides of a `tidemark ab` job
 are analysed as their design says (analysis.paired: per-round pairs; analysis.sequential: the
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from .deterministic import compare_deterministic, is_deterministic
 from .identity import SeriesIdentity
 from .noise import History, Noise, series_noise
 from .paired import UNPAIRED, Design, compare_paired, pair_rounds
@@ -47,7 +51,8 @@ class Report:
     base: dict[str, Any]  # run facts of the baseline (run_id, engine_version, status, ...)
     cand: dict[str, Any]
     rows: tuple[Row, ...]
-    geomean: float  # geometric mean of performance ratios (>1: candidate better)
+    geomean: float  # geometric mean of performance ratios (>1: candidate better), of the
+    # wall-clock rows (of the deterministic rows when there are no others)
     differences: tuple[str, ...] = ()  # differing series keys, allowed with --allow-different
     named: tuple[str, ...] = ()  # differing named keys (engine version, flags, ...)
     only_base: tuple[str, ...] = ()
@@ -68,8 +73,11 @@ def series_label(identity: Mapping[str, Any], show_cache: bool = True) -> str:
 
 def compare_metric(design: Design, base: SeriesSamples, cand: SeriesSamples, metric: str,
                    better: str, thresholds: Thresholds, noise: float) -> Comparison:
-    """One metric of two paired series, analysed as the design they were measured in."""
+    """One metric of two paired series, analysed as the design they were measured in;
+    deterministic metrics (instruction counts) by their own rule, whatever the design."""
     b, c = base.values.get(metric, []), cand.values.get(metric, [])
+    if is_deterministic(metric):
+        return compare_deterministic(b, c, better, thresholds)
     if not design.paired:
         return compare_samples(b, c, better, thresholds, noise)
     pairs = pair_rounds(b, base.rounds.get(metric, ()), c, cand.rounds.get(metric, ()))
@@ -103,7 +111,9 @@ def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
                             pair.base.series_key, noise, result,
                             tuple(f"{k}: {x} vs {y}" for k, x, y in pair.differences),
                             (b.failed, c.failed)))
-    ratios = [performance_ratio(r.comparison.ratio, r.better) for r in rows]
+    # The geometric mean summarises wall-clock rows; instruction counts only when alone.
+    timed = [r for r in rows if not is_deterministic(r.metric)] or rows
+    ratios = [performance_ratio(r.comparison.ratio, r.better) for r in timed]
     return Report(base_facts, cand_facts, tuple(rows), geometric_mean(ratios),
                   tuple(pairing.differences()), tuple(pairing.named()),
                   tuple(series_label(s.identity) for s in pairing.only_base),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .compare import Report
+from .deterministic import MIN_REPETITIONS as DETERMINISTIC_MIN
+from .deterministic import REPETITIONS_KEY, is_deterministic
 from .partner import Partner
 from .stats import NOT_ENOUGH, SLOWER, U_TEST, UNDECIDED
 from .targets import MEETS, NO_DATA, TargetResult
@@ -60,17 +62,21 @@ def _unknowns(report: Report) -> list[str]:
     status = report.cand.get("status")
     if status not in (None, "ok"):
         reasons.append(f"candidate run {report.cand.get('run_id')} is {status}, not ok; "
-                       f"re-run it (or resume it) before gating on it")
+                       f"re-run it before gating on it")
     if not report.rows:
         reasons.append("no common measurements")
     short = [r for r in report.rows if r.comparison.verdict == NOT_ENOUGH]
-    if short:
-        names = ", ".join(f"{r.label} (n={r.comparison.base_n}/{r.comparison.cand_n})"
-                          for r in short)
-        paired = any(r.comparison.test != U_TEST for r in short)
-        reasons.append(f"not enough repetitions to tell: {names}; run at least "
-                       f"{MIN_REPETITIONS} measured repetitions per side" +
-                       (f" ({MIN_PAIRED_ROUNDS} rounds for a paired A/B design)" if paired else ""))
+    for deterministic in (False, True):
+        rows = [r for r in short if is_deterministic(r.metric) == deterministic]
+        if not rows:
+            continue
+        names = ", ".join(f"{r.label}{' ' + r.metric if deterministic else ''} "
+                          f"(n={r.comparison.base_n}/{r.comparison.cand_n})" for r in rows)
+        paired = any(r.comparison.test != U_TEST for r in rows)
+        fix = (f"{DETERMINISTIC_MIN} callgrind repetitions ({REPETITIONS_KEY})" if deterministic
+               else f"{MIN_REPETITIONS} measured repetitions" +
+               (f" ({MIN_PAIRED_ROUNDS} rounds for a paired A/B design)" if paired else ""))
+        reasons.append(f"not enough repetitions to tell: {names}; run at least {fix} per side")
     undecided = [r for r in report.rows if r.comparison.verdict == UNDECIDED]
     if undecided:
         reasons.append("the adaptive A/B spent its budget before its interval was clear of or "

@@ -8,7 +8,7 @@ Two levels, one place:
   (`--allow-different`), and then it is still named.
 * **Named keys** (`NAMED_KEYS`) may differ between two runs of one series but are named on every
   comparison that crosses them: the engine version, compiler version, CMake flags, runner and
-  Tidemark version. An engine upgrade is the comparison users care about most, so a new version
+  Tidemark version, and a planted point-read cost (orchestrator/planted.py). An engine upgrade is the comparison users care about most, so a new version
   with its own recipe's flags stays in the same series.
 """
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any, Mapping
 
 SERIES_KEYS = ("engine", "workload", "benchmark", "params", "threads", "cache_state",
                "build_variant", "machine_fingerprint")
-NAMED_KEYS = ("engine_version", "compiler_version", "cmake_flags", "runner", "tidemark_sha")
+NAMED_KEYS = ("engine_version", "compiler_version", "cmake_flags", "runner", "tidemark_sha",
+              "planted")
 # The keys that pair two series loosely when the user allows differences (e.g. `tidemark ab`
 # with other params on each side): never across engines, workloads or benchmarks.
 LOOSE_KEYS = ("engine", "workload", "benchmark")
@@ -78,6 +79,15 @@ def named_differences(base: SeriesIdentity, cand: SeriesIdentity) -> list[tuple[
     """(key, base value, candidate value) for each differing named key."""
     return [(key, base.named.get(key), cand.named.get(key)) for key in NAMED_KEYS
             if base.named.get(key) != cand.named.get(key)]
+
+
+def planted_text(planted_ns: Any, planted_spins: Any) -> str:
+    """A run's planted cost as comparisons name it: 'off', 'planted_ns=…' or 'planted_spins=…'."""
+    if planted_spins and float(planted_spins):
+        return f"planted_spins={int(float(planted_spins))}"
+    if planted_ns and float(planted_ns):
+        return f"planted_ns={float(planted_ns):g}"
+    return "off"
 
 
 def describe(diff: tuple[str, Any, Any]) -> str:

@@ -39,6 +39,9 @@ class Thresholds:
     # the U test on one run's repetitions cannot see a shift of a whole run, so without history
     # a tiny min_effect turns machine drift into false alarms.
     unmeasured_noise: float = 0.0
+    # Deterministic metrics (instruction counts) are judged by analysis.deterministic instead:
+    # a change must exceed this and the spread between their repetitions.
+    deterministic_min_effect: float = 0.005
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What every step of one run shares (frozen): the plan, the build, the machine's controls."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,9 @@ class RunContext:
     counters: bool = False  # perf stat around each process
     cgroup_procs: tuple[Path, ...] = ()  # the engine joins these before exec
     harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
+    # The planted point-read cost (orchestrator/planted.py), recorded in every invocation's
+    # conditions; {} when the build has no planted patch.
+    planted: dict[str, Any] = field(default_factory=dict)
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:

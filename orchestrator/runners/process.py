@@ -53,6 +53,8 @@ def process_conditions(ctx: RunContext, result: ProcessResult) -> dict[str, Any]
         conditions["wrapped_command"] = list(result.wrapped_argv)
     if result.cgroups and ctx.cgroup_procs:
         conditions["cgroups"] = [line for line in result.cgroups if "tidemark-" in line]
+    if ctx.planted:
+        conditions["planted"] = dict(ctx.planted)
     return conditions
 
 

@@ -2,8 +2,8 @@
 history medians, A/A pairs, which runs measured which series, declared targets.
 
 One reader for `tidemark compare`/`gate`/`ab` and the site, so they answer from the same data.
-Only measured invocations that ended ok are samples; warm-ups, setups, failures and
-invocations whose cache condition was not met never enter a statistic (failures are counted).
+Only measured (timed or callgrind) invocations that ended ok are samples; warm-ups, setups,
+failures and invocations whose cache condition was not met never enter a statistic (failures are counted).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import duckdb
 
 from ..analysis.compare import SeriesSamples, series_label
-from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity
+from ..analysis.identity import NAMED_KEYS, SERIES_KEYS, SeriesIdentity, planted_text
 from ..analysis.noise import History
 from ..analysis.paired import INTERLEAVED, Design
 from ..analysis.partner import RunCoverage
@@ -29,7 +29,10 @@ SELECTOR_COLUMNS = {"engine.version": "engine_version", "engine_version": "engin
                     "build_variant": "build_variant", "suite": "suite", "run_id": "run_id",
                     "build_id": "build_id"}
 SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
-_MEASURED_OK = "i.phase = 'measured' AND i.status = 'ok'"
+# Samples: timed repetitions, and callgrind repetitions (whose metrics are instruction counts
+# only, never timings, so they never mix into a wall-clock statistic).
+_SAMPLE_PHASES = "('measured', 'callgrind')"
+_MEASURED_OK = f"i.phase IN {_SAMPLE_PHASES} AND i.status = 'ok'"
 
 
 def parse_selector(selector: str) -> tuple[str, list[str], int]:
@@ -73,13 +76,16 @@ def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     row = con.execute(
         """SELECT r.run_id, r.engine, r.engine_version, r.build_variant, r.build_id,
                   r.machine_fingerprint, r.label, r.started_at, r.status, r.runner,
-                  r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR
+                  r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR,
+                  json_extract_string(r.config, '$.planted_ns'),
+                  json_extract_string(r.config, '$.planted_spins')
            FROM runs r LEFT JOIN builds b USING (build_id) WHERE r.run_id = ?""",
         [run_id]).fetchone()
     if not row:
         return {}
     facts = dict(zip(_FACTS, row))
     facts["cmake_flags"] = json.loads(facts["cmake_flags"]) if facts["cmake_flags"] else []
+    facts["planted"] = planted_text(*row[len(_FACTS):])
     return facts
 
 
@@ -95,9 +101,9 @@ _SAMPLES = f"""
     JOIN series s USING (series_key)
     WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
     ORDER BY i.seq"""
-_FAILED = """
+_FAILED = f"""
     SELECT series_key, count(*) FROM invocations
-    WHERE run_id = ? AND phase = 'measured' AND status <> 'ok' GROUP BY series_key"""
+    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' GROUP BY series_key"""
 
 
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
