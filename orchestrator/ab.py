@@ -209,7 +209,8 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     # A duet pins each side to one of its two CPUs per round: the run's cgroup allows both.
     pin = cpus or check_pin_cpus(a.conf.machine.pin_cpus)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
-    store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser())
+    store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser(),
+                               a.conf.db_lock_wait_s)
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}

@@ -31,7 +31,8 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
     pin_orchestrator(conf.machine.orchestrator_cpus)
-    store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser())
+    store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser(),
+                               conf.db_lock_wait_s)
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
     planted = planted_for(conf, build, pin, console=console)

@@ -156,12 +156,12 @@ def remove_run_data(ctx: RunContext) -> None:
     shutil.rmtree(ctx.data_dir, ignore_errors=True)
 
 
-def open_results_store(db: Path, data_dir: Path) -> Store:
+def open_results_store(db: Path, data_dir: Path, lock_wait_s: float | None = None) -> Store:
     """The run's store, opened before anything is built or measured: a locked DB is waited
     for or refused now (not after a 15-minute compile), a damaged one is refused before
     anything is written, and a copy of the good file is kept (tidemark db backups)."""
     existed = db.exists()
-    store = Store(db, check=True)
+    store = Store(db, check=True, lock_wait_s=lock_wait_s)
     if existed:
         backup(db)
     for run_id in store.killed_runs:  # a killed run could not remove its data set

@@ -165,6 +165,9 @@ class TidemarkConf:
     data_dir: str = "${cache_dir}/data"
     build_jobs: int = 2
     keep_data: bool = False
+    # How long a run waits for another process's hold on the results DB (an analyst's session,
+    # a site build reading it) before it stops; readers only ever hold it briefly.
+    db_lock_wait_s: float = 600.0
     label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
     counters: bool = True  # perf stat around each invocation, where perf exists
     # Opt-in: callgrind_repetitions extra invocations per point under callgrind on callgrind_ops

@@ -80,9 +80,9 @@ def test_aggregates_kept_apart_and_context_recorded(micro):
 def test_an_engine_error_row_is_a_failed_invocation(tmp_path):
     proc = tidemark(tmp_path, "run", "workload=micro_get", "workload.benchmark=ErrorProbe",
                     "repetitions=2", "workload.params.num=100", check=False)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 5, proc.stderr  # every row failed: the run is `failed`
     rows = query(tmp_path, "SELECT benchmark, status, error FROM invocations")
     assert len(rows) == 2
     assert all(r[0] == "ErrorProbe/open_missing_db" and r[1] == "failed" for r in rows)
     assert "OpenForReadOnly: IO error" in rows[0][2]
-    assert query(tmp_path, "SELECT status FROM runs") == [("partial",)]
+    assert query(tmp_path, "SELECT status FROM runs") == [("failed",)]

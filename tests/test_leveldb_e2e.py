@@ -52,18 +52,20 @@ def test_engine_rejecting_a_flag_is_a_failed_record_and_the_run_goes_on(tmp_path
     # LevelDB's db_bench exits 1 on an unknown flag: every invocation fails, each one recorded.
     proc = tidemark(tmp_path, "run", "engine=leveldb", "workload=fillseq", "repetitions=2",
                     SMALL, "+workload.params.extra.no_such_flag=1", check=False)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 5, proc.stderr  # every invocation failed: the run is `failed`
+    assert "2 of 2 invocations failed" in proc.stderr.strip().splitlines()[-1]
     rows = query(tmp_path, "SELECT status, exit_code, error FROM invocations ORDER BY seq")
     assert len(rows) == 2
     for status, code, error in rows:
         assert (status, code) == ("failed", 1)
         assert "Invalid flag '--no_such_flag=1'" in error
-    assert query(tmp_path, "SELECT status FROM runs") == [("partial",)]
+    assert query(tmp_path, "SELECT status FROM runs") == [("failed",)]
 
 
 def test_hung_engine_is_killed_and_recorded_as_timeout(tmp_path):
-    tidemark(tmp_path, "run", "engine=leveldb", "workload=fillrandom", "repetitions=1",
-             "workload.params.num=3000000", "timeout_s=0.5")
+    proc = tidemark(tmp_path, "run", "engine=leveldb", "workload=fillrandom", "repetitions=1",
+                    "workload.params.num=3000000", "timeout_s=0.5", check=False)
+    assert proc.returncode == 5, proc.stderr
     rows = query(tmp_path, "SELECT status, exit_code, error FROM invocations")
     assert rows[0][0] == "timeout" and rows[0][1] is None
     assert "timeout_s=0.5" in rows[0][2]
@@ -72,7 +74,7 @@ def test_hung_engine_is_killed_and_recorded_as_timeout(tmp_path):
 def test_failed_setup_skips_its_measured_steps_with_the_reason(tmp_path):
     proc = tidemark(tmp_path, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
                     "cache=cold", SMALL, "+workload.params.extra.no_such_flag=1", check=False)
-    assert proc.returncode == 0
+    assert proc.returncode == 5  # nothing measured: the run is `failed`
     rows = query(tmp_path, "SELECT phase, status, error FROM invocations ORDER BY seq")
     assert rows[0][:2] == ("setup", "failed")
     assert [r[1] for r in rows[1:]] == ["skipped", "skipped"]
@@ -88,9 +90,10 @@ def test_locked_database_is_one_line_naming_the_file(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "ready"
         proc = tidemark(tmp_path, "run", "engine=leveldb", "workload=fillseq", "repetitions=1",
-                        SMALL, check=False)
+                        SMALL, "db_lock_wait_s=1", check=False)
     finally:
         holder.kill()
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "is locked by another process" in lines[0] and str(db) in lines[0]
+    assert "waiting for results database" in proc.stdout  # said once while it waited

@@ -11,7 +11,6 @@ file before it writes anything.
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,15 +93,16 @@ def connect(path: Path, read_only: bool = False, wait_s: float | None = None,
                                  f"({_lock_holder(text)}) for over {wait_s:g} s; wait for it to "
                                  f"finish or use another db=PATH (--db)") from None
             if not told:
-                (say or _stderr)(f"waiting for results database {path}, locked by "
+                (say or _say)(f"waiting for results database {path}, locked by "
                                  f"{_lock_holder(text)}")
                 told = True
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
 
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr)
+def _say(message: str) -> None:
+    # Progress, not an error: stdout, so the one error line stays alone on stderr.
+    print(message, flush=True)
 
 
 def check_database(con: duckdb.DuckDBPyConnection, path: Path) -> int:

@@ -79,10 +79,11 @@ def _session(method: Callable[..., Any]) -> Callable[..., Any]:
 class Store:
     """Writes machines, builds, runs and invocations; each call commits before returning."""
 
-    def __init__(self, path: Path, check: bool = False):
+    def __init__(self, path: Path, check: bool = False, lock_wait_s: float | None = None):
         """Migrate the DB; with `check`, first read all of it, so a damaged file is refused
         before anything is written (a run checks before it builds or measures)."""
         self.path = path
+        self.lock_wait_s = lock_wait_s
         self._con: duckdb.DuckDBPyConnection | None = None
         self._pending_series: dict[str, dict[str, Any]] = {}
         self.killed_runs: list[str] = []  # runs found `running` with their process gone
@@ -112,7 +113,7 @@ class Store:
         if self._con is not None:
             yield
             return
-        self._con = connect(self.path)
+        self._con = connect(self.path, wait_s=self.lock_wait_s)
         try:
             self._flush_series()
             yield
