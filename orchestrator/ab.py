@@ -23,8 +23,9 @@ from .cgroup import Cgroup, remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
-                       check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       remove_run_data, run_context, run_record)
+                       check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
+                       new_run_id, pin_orchestrator, remove_run_data, run_context, run_record)
+from .shield import Shield
 from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make_plan
 from .progress import RunProgress
 from .record import STATUS_OK
@@ -88,10 +89,12 @@ def rounds_record(order: list[tuple[str, Step]]) -> list[dict[str, Any]]:
 
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
-               facts: dict[str, Any], notes: list[str], ab_id: str) -> dict[str, Any]:
+               facts: dict[str, Any], notes: list[str], ab_id: str,
+               shielded: Shield | None) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
-    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes)
+    record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes,
+                        shielded)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
@@ -118,6 +121,8 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
     facts = machine.capture_facts(Path(a.conf.data_dir).expanduser())
     notes = check_machine(a.conf, facts)
     pin = check_pin_cpus(a.conf.machine.pin_cpus)
+    for side in sides:
+        check_machine_controls(side.conf, pin)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
@@ -129,21 +134,34 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
           # sides; only such pairs feed the noise model (a planted change is not noise).
           "same_build": builds["a"].build_id == builds["b"].build_id and a.config == b.config,
           "overrides_a": a.overrides, "overrides_b": b.overrides, "schedule": rounds_record(order)}
+    with machine_shield(a.conf, pin, console) as shielded:  # one machine: side a's profile
+        status = _run_sides(sides, plans, builds, harnesses, run_ids, ab, order, facts, notes,
+                            pin, shielded, console)
+    console.print(f"ab {ab['ab_id']}: {status}; a = {run_ids['a']}, b = {run_ids['b']}, seed {seed}")
+    return ab
+
+
+def _run_sides(sides: list[Side], plans: dict[str, RunPlan], builds: dict[str, Build],
+               harnesses: dict[str, str], run_ids: dict[str, str], ab: dict[str, Any],
+               order: list[tuple[str, Step]], facts: dict[str, Any], notes: list[str],
+               pin: tuple[int, ...], shielded: Shield | None, console: Console) -> str:
+    """Both sides' cgroups, run records and contexts, the interleaved run; the run status."""
+    a = sides[0]
     groups: dict[str, Cgroup | None] = {}
     ctxs: dict[str, RunContext] = {}
     before: dict[str, Any] = {}
+    status = "interrupted"
     store = Store(Path(a.conf.db))
     try:
         store.record_machine(facts)
         for s in sides:
-            groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin)
+            groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin, shielded)
             before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
-                                        facts, notes, ab["ab_id"])
+                                        facts, notes, ab["ab_id"], shielded)
             ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
                                        facts["fingerprint"], pin, groups[s.name],
-                                       harnesses[s.name])
+                                       harnesses[s.name], shielded)
         store.record_ab(ab)
-        status = "interrupted"
         try:
             status = _run_interleaved(order, ctxs, store, console)
         finally:
@@ -157,5 +175,4 @@ def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[
         for group in groups.values():
             if group:
                 remove_cgroup(group)
-    console.print(f"ab {ab['ab_id']}: {status}; a = {run_ids['a']}, b = {run_ids['b']}, seed {seed}")
-    return ab
+    return status

@@ -7,6 +7,8 @@ from typing import Any
 
 from ..build import Build
 from ..plan import RunPlan, Step, series_identity
+from ..shield import ShieldCpusets
+from .interference import InterferencePolicy
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class RunContext:
     counters: bool = False  # perf stat around each process
     cgroup_procs: tuple[Path, ...] = ()  # the engine joins these before exec
     harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
+    shield: ShieldCpusets | None = None  # the applied shield, read back after each process
+    shield_requested: str = "none"  # machine.shield, recorded also where it could not be applied
+    interference: InterferencePolicy = InterferencePolicy()
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:

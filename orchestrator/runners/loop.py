@@ -5,7 +5,8 @@ two contexts (one per side). The loop reports progress, skips the rest of a poin
 setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
 unique within each run, and stores every invocation as soon as its step ends, so a crash, a
 hang or Ctrl-C later loses nothing already measured. A step runner that raises is a failed
-record with the reason, never the end of the loop.
+record with the reason, never the end of the loop. The interference policy (interference.py)
+may run a measured step again; every attempt is a record.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..plan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
 from .base import StepOutcome, StepRunner
 from .context import RunContext, step_identity
+from .interference import judge_attempt
 from .records import invocation_record, skipped_invocation
 from .select import host_step_runner
 
@@ -58,6 +60,21 @@ def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
         return _raised(ctx, step, exc)
 
 
+def _run_under_policy(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
+    """The step, run again while the interference policy rejects it; every attempt's records,
+    the aggregates of the kept one."""
+    records: list[tuple[Invocation, dict[str, Any]]] = []
+    attempt = 1
+    while True:
+        outcome = _run_one(runner, ctx, step)
+        judged, again = judge_attempt(tuple(inv for inv, _ in outcome.records), ctx.interference,
+                                      attempt, step.is_measured)
+        records += [(inv, identity) for inv, (_, identity) in zip(judged, outcome.records)]
+        if not again:
+            return StepOutcome(tuple(records), outcome.aggregates)
+        attempt += 1
+
+
 def run_steps(items: Sequence[tuple[RunContext, Step]], store: InvocationStore,
               reporter: Reporter, runner_for: RunnerFor | None = None) -> list[Invocation]:
     """Run (context, step) items in the given order; returns the invocations in that order.
@@ -79,7 +96,7 @@ def run_steps(items: Sequence[tuple[RunContext, Step]], store: InvocationStore,
         if reason:
             outcome = StepOutcome(((skipped_invocation(ctx, step, reason), step_identity(ctx, step)),))
         else:
-            outcome = _run_one(runner_for(ctx, step), ctx, step)
+            outcome = _run_under_policy(runner_for(ctx, step), ctx, step)
         step_invs = _store_outcome(store, outcome, step.seq + shift.get(ctx.run_id, 0))
         shift[ctx.run_id] = shift.get(ctx.run_id, 0) + len(step_invs) - 1
         done += step_invs
