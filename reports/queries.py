@@ -84,6 +84,11 @@ _POINTS = f"""
            median(x.p999) FILTER (WHERE ok) AS p999_median,
            median(x.pmax) FILTER (WHERE ok) AS max_median,
            count(*) FILTER (WHERE x.status = 'condition_not_met') AS n_not_met,
+           -- Kept, but above machine.interference_max_pct: other tasks may have moved it.
+           count(*) FILTER (WHERE ok AND json_extract(x.conditions, '$.interference.flagged')::VARCHAR
+                            = 'true') AS n_interfered,
+           median(TRY_CAST(json_extract(x.conditions, '$.interference.other_pct') AS DOUBLE))
+               FILTER (WHERE ok) AS interference_median,
            count(*) FILTER (WHERE NOT ran) AS n_failed,
            median(x.ops) FILTER (WHERE ran) AS ops_ran_median,
            median(x.p50) FILTER (WHERE ran) AS p50_ran_median,
@@ -101,7 +106,8 @@ _POINTS = f"""
 
 # The columns of every invocation row; the newest runs' pages add the detail columns.
 _INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase,
-    i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency"""
+    i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency,
+    TRY_CAST(json_extract(i.conditions, '$.interference.other_pct') AS DOUBLE) AS interference"""
 _DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.error,
     i.exit_code, i.command::VARCHAR AS command, i.log_path, i.notes::VARCHAR AS notes,
     i.conditions::VARCHAR AS conditions, m.mb"""
