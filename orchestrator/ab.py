@@ -30,6 +30,7 @@ from .plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, RunPlan, Step, make
 from .progress import RunProgress
 from .record import STATUS_OK
 from .runners.context import RunContext
+from .runners.interference import rejected_attempt
 from .runners.loop import run_steps
 from .schema import TidemarkConf
 from .store import Store
@@ -106,7 +107,7 @@ def _run_interleaved(order: list[tuple[str, Step]], ctxs: dict[str, RunContext],
     items = [(ctxs[side], step) for side, step in order]
     with RunProgress(console, len(items)) as progress:
         done = run_steps(items, store, progress)
-    return "ok" if all(i.status == STATUS_OK for i in done) else "partial"
+    return "ok" if all(i.status == STATUS_OK or rejected_attempt(i) for i in done) else "partial"
 
 
 def run_ab(a: Side, b: Side, console: Console, seed: int | None = None) -> dict[str, Any]:

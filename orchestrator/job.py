@@ -17,6 +17,7 @@ from .jobsetup import (build_engine_with_progress, build_harness_if_needed, chec
 from .plan import make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
+from .runners.interference import rejected_attempt
 from .runners.loop import run_steps
 from .schema import TidemarkConf
 from .store import Store
@@ -49,7 +50,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             try:
                 with RunProgress(console, len(plan.steps)) as progress:
                     invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
-                failed = sum(1 for i in invocations if i.status != STATUS_OK)
+                failed = sum(1 for i in invocations if i.status != STATUS_OK and not rejected_attempt(i))
                 status = "ok" if failed == 0 else "partial"
             except KeyboardInterrupt:
                 raise UserError(f"interrupted; the invocations finished so far are stored in "

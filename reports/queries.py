@@ -13,6 +13,7 @@ import pandas as pd
 
 from orchestrator.errors import UserError
 from orchestrator.store import connect
+from orchestrator.store.reads import rejected_attempt_sql
 
 # The headline throughput of one invocation (an aggregate over its metrics rows): db_bench's
 # ops/s, else Google Benchmark's items/s (whose rows store both, so never count both).
@@ -66,7 +67,8 @@ _POINTS = f"""
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
         FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
-        WHERE i.phase = 'measured')
+        -- An attempt the interference policy rejected and ran again is not a repetition.
+        WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')})
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
            any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
            any_value(x.params::VARCHAR) AS params, any_value(x.cache_state) AS cache_state,

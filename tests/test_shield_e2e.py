@@ -117,13 +117,39 @@ def test_interference_recorded_on_a_real_leveldb_invocation(tmp_path):
 
 
 def test_a_hog_the_test_pins_onto_the_benchmark_cpu_shows_up_as_other_task_time(tmp_path):
+    """The hog shares CPU 1 with the engine for every whole invocation, so other-task time is
+    > 0 on each; with a bound of 0 % the rerun policy must then reject every first attempt and
+    keep (flagged) the second, and the run, its verdict inputs and the site must not count the
+    rejected attempts as failures."""
     hog = subprocess.Popen([sys.executable, "-c", "while 1: pass"],
                            preexec_fn=lambda: os.sched_setaffinity(0, {1}))
     try:
-        tidemark(tmp_path, "run", *TINY, "workload.params.num=100000")
+        tidemark(tmp_path, "run", *TINY, "workload.params.num=100000",
+                 "machine.interference_max_pct=0", "machine.interference_policy=rerun",
+                 "machine.interference_reruns=1")
     finally:
         hog.kill()
         hog.wait()
-    for cond in measured_conditions(tmp_path):
-        assert cond["interference"]["other_cpu_s"] > 0, cond["interference"]
-        assert cond["interference"]["other_pct"] > 0
+    rows = query(tmp_path, "SELECT status, conditions FROM invocations WHERE phase = 'measured' ORDER BY seq")
+    got = [(status, json.loads(c)["interference"]) for status, c in rows]
+    for _, measured in got:
+        assert measured["other_cpu_s"] > 0 and measured["other_pct"] > 0, measured
+    assert [(s, m["attempt"], m["kept"]) for s, m in got] == \
+        [("condition_not_met", 1, False), ("ok", 2, True)] * 2
+    assert all(m["flagged"] for s, m in got if s == "ok")
+    assert query(tmp_path, "SELECT status FROM runs")[0][0] == "ok"
+    from orchestrator.store import connect
+    from orchestrator.store.reads import load_samples, resolve_run
+    con = connect(tmp_path / "tidemark.duckdb", read_only=True)
+    try:
+        (samples,) = load_samples(con, resolve_run(con, "latest"), ["ops_per_sec"])
+    finally:
+        con.close()
+    assert samples.failed == 0 and len(samples.values["ops_per_sec"]) == 2
+    subprocess.run([TIDEMARK, "site", "--db", str(tmp_path / "tidemark.duckdb"),
+                    "--out", str(tmp_path / "build")], check=True, capture_output=True, timeout=600)
+    site = tmp_path / "build" / "site"
+    run_page = "".join(p.read_text() for p in (site / "runs").rglob("*.html"))
+    assert "Interference %" in run_page and "attempt 1, rejected" in run_page
+    workload_page = "".join(p.read_text() for p in (site / "workloads").rglob("readrandom*.html"))
+    assert "Interference %" in workload_page and "⚠ 2 flagged" in workload_page

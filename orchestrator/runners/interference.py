@@ -85,6 +85,11 @@ def interference(before: CpuSample, after: CpuSample, cpus: tuple[int, ...], eng
             "load1_before": round(before.load1, 2), "load1_after": round(after.load1, 2)}
 
 
+def rejected_attempt(inv: Invocation) -> bool:
+    """An attempt the policy rejected and ran again: a record, not a failure of the run."""
+    return inv.conditions.get("interference", {}).get("kept") is False
+
+
 def _worst_pct(records: tuple[Invocation, ...]) -> float | None:
     values = [r.conditions["interference"]["other_pct"] for r in records
               if r.status == STATUS_OK and "other_pct" in r.conditions.get("interference", {})]

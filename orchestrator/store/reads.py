@@ -31,6 +31,13 @@ SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
 _MEASURED_OK = "i.phase = 'measured' AND i.status = 'ok'"
 
 
+def rejected_attempt_sql(alias: str = "") -> str:
+    """SQL true for an attempt the interference policy rejected and ran again: a record of
+    what happened, not a failure of the run (runners/interference.py)."""
+    column = f"{alias}.conditions" if alias else "conditions"
+    return f"coalesce(json_extract({column}, '$.interference.kept')::VARCHAR = 'false', false)"
+
+
 def parse_selector(selector: str) -> tuple[str, list[str], int]:
     """(SQL condition on runs, its arguments, how many matches back) for a run selector;
     SelectorError names a malformed selector or an unknown key (config checks call this too)."""
@@ -93,9 +100,10 @@ _SAMPLES = f"""
     JOIN series s USING (series_key)
     WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
     ORDER BY i.seq"""
-_FAILED = """
+_FAILED = f"""
     SELECT series_key, count(*) FROM invocations
-    WHERE run_id = ? AND phase = 'measured' AND status <> 'ok' GROUP BY series_key"""
+    WHERE run_id = ? AND phase = 'measured' AND status <> 'ok' AND NOT {rejected_attempt_sql()}
+    GROUP BY series_key"""
 
 
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
