@@ -33,15 +33,17 @@ from .cgroup import Cgroup, remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError, UserError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
-                       check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       open_results_store, planted_for, remove_run_data, run_context,
-                       run_record)
+                       check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
+                       new_run_id, open_results_store, pin_orchestrator, planted_for,
+                       remove_run_data, run_context, run_record)
 from .plan import RunPlan, make_plan
 from .planted import Planted, calibrate
 from .progress import RunProgress
 from .record import STATUS_OK
 from .runners.context import RunContext, step_identity
+from .runners.interference import rejected_attempt_sql
 from .runners.loop import RunLoop
+from .shield import Shield
 from .schema import TidemarkConf
 from .store import Store
 
@@ -71,11 +73,11 @@ class AbOptions:
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
                facts: dict[str, Any], notes: list[str], ab_id: str,
-               planted: Planted) -> dict[str, Any]:
+               planted: Planted, shielded: Shield | None) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
     record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes,
-                        planted)
+                        planted, shielded)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
@@ -159,7 +161,8 @@ def _run_blocks(blocks: list[Block], ab: dict[str, Any], ctxs: dict[str, RunCont
         for block in blocks:
             job.run_block(block)
     with store.reading() as con:
-        statuses = con.execute("SELECT DISTINCT status FROM invocations WHERE run_id IN (?, ?)",
+        statuses = con.execute("SELECT DISTINCT status FROM invocations WHERE run_id IN (?, ?) "
+                               f"AND NOT {rejected_attempt_sql()}",
                                [ab["run_a"], ab["run_b"]]).fetchall()
     return "ok" if {s for (s,) in statuses} <= {STATUS_OK} else "partial"
 
@@ -208,6 +211,8 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     notes = check_machine(a.conf, facts)
     # A duet pins each side to one of its two CPUs per round: the run's cgroup allows both.
     pin = cpus or check_pin_cpus(a.conf.machine.pin_cpus)
+    for side in sides:
+        check_machine_controls(side.conf, pin)
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
     store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser(),
                                a.conf.db_lock_wait_s)
@@ -229,33 +234,34 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
           [r.record() for block in blocks for r in block.rounds],
           "adaptive": {"max_rounds": options.max_rounds, "max_minutes": options.max_minutes,
                        "rounds_used": {}, "stopped": {}} if options.adaptive else None}
-    groups: dict[str, Cgroup | None] = {}
-    ctxs: dict[str, RunContext] = {}
-    before: dict[str, Any] = {}
-    try:
-        store.record_machine(facts)
-        for s in sides:
-            groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin)
-            before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
-                                        facts, notes, ab["ab_id"], planted[s.name])
-            ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
-                                       facts["fingerprint"], pin, groups[s.name],
-                                       harnesses[s.name], planted[s.name])
-        store.record_ab(ab)
-        status = "interrupted"
+    with machine_shield(a.conf, pin, console) as shielded:  # one machine: side a's profile
+        groups: dict[str, Cgroup | None] = {}
+        ctxs: dict[str, RunContext] = {}
+        before: dict[str, Any] = {}
         try:
-            status = _run_blocks(blocks, ab, ctxs, store, console, options)
+            store.record_machine(facts)
+            for s in sides:
+                groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin, shielded)
+                before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
+                                            facts, notes, ab["ab_id"], planted[s.name], shielded)
+                ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
+                                           facts["fingerprint"], pin, groups[s.name],
+                                           harnesses[s.name], planted[s.name], shielded)
+            store.record_ab(ab)
+            status = "interrupted"
+            try:
+                status = _run_blocks(blocks, ab, ctxs, store, console, options)
+            finally:
+                after = machine.capture_state()
+                for name, ctx in ctxs.items():
+                    store.finish_run(ctx.run_id, status, {**before[name], "after": after})
+                    if not a.conf.keep_data:
+                        remove_run_data(ctx)
         finally:
-            after = machine.capture_state()
-            for name, ctx in ctxs.items():
-                store.finish_run(ctx.run_id, status, {**before[name], "after": after})
-                if not a.conf.keep_data:
-                    remove_run_data(ctx)
-    finally:
-        store.close()
-        for group in groups.values():
-            if group:
-                remove_cgroup(group)
+            store.close()
+            for group in groups.values():
+                if group:
+                    remove_cgroup(group)
     used = ""
     if options.adaptive:
         used = "; rounds used " + ", ".join(

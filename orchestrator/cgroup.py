@@ -30,14 +30,23 @@ def _write(path: Path, value: str) -> None:
                           f"or set machine.cgroup=false") from None
 
 
-def _v1(name: str, cpus: tuple[int, ...], memory_mb: int | None, quota_pct: int | None) -> Cgroup:
+def make_cpuset(directory: Path, cpus: tuple[int, ...]) -> str:
+    """A v1 cpuset at `directory` on `cpus` (its parent's CPUs when empty) and its parent's
+    memory nodes: a new v1 cpuset has neither, and takes no task until both are written.
+    Returns the CPUs read back."""
+    parent = directory.parent
+    directory.mkdir(exist_ok=True)
+    _write(directory / "cpuset.cpus", ",".join(map(str, cpus)) if cpus else
+           (parent / "cpuset.cpus").read_text().strip())
+    _write(directory / "cpuset.mems", (parent / "cpuset.mems").read_text().strip())
+    return (directory / "cpuset.cpus").read_text().strip()
+
+
+def _v1(name: str, cpus: tuple[int, ...], memory_mb: int | None, quota_pct: int | None,
+        cpuset_parent: Path | None = None) -> Cgroup:
     dirs, limits = [], {}
-    cpuset = ROOT / "cpuset" / name
-    cpuset.mkdir(exist_ok=True)
-    _write(cpuset / "cpuset.cpus", ",".join(map(str, cpus)) if cpus else
-           (ROOT / "cpuset" / "cpuset.cpus").read_text().strip())
-    _write(cpuset / "cpuset.mems", (ROOT / "cpuset" / "cpuset.mems").read_text().strip())
-    limits["cpuset.cpus"] = (cpuset / "cpuset.cpus").read_text().strip()
+    cpuset = (cpuset_parent or ROOT / "cpuset") / name
+    limits["cpuset.cpus"] = make_cpuset(cpuset, cpus)
     dirs.append(cpuset)
     if memory_mb:
         memory = ROOT / "memory" / name
@@ -79,11 +88,13 @@ def _v2(name: str, cpus: tuple[int, ...], memory_mb: int | None, quota_pct: int 
 
 
 def create_cgroup(name: str, cpus: tuple[int, ...], memory_mb: int | None,
-                  quota_pct: int | None) -> Cgroup:
+                  quota_pct: int | None, cpuset_parent: Path | None = None) -> Cgroup:
+    """The engine's cgroup; `cpuset_parent`: a v1 cpuset to nest its cpuset in (a shield's
+    benchmark cpuset), instead of the root."""
     if (ROOT / "cgroup.controllers").exists():
         return _v2(name, cpus, memory_mb, quota_pct)
     if (ROOT / "cpuset" / "cpuset.cpus").exists():
-        return _v1(name, cpus, memory_mb, quota_pct)
+        return _v1(name, cpus, memory_mb, quota_pct, cpuset_parent)
     raise ConfigError(f"no usable cgroup hierarchy under {ROOT} (neither v2 nor v1 cpuset); "
                       f"set machine.cgroup=false")
 
@@ -94,6 +105,12 @@ def remove_cgroup(group: Cgroup) -> None:
             directory.rmdir()
         except OSError:
             pass  # still has a process (a killed engine not yet reaped): the kernel frees it later
+
+
+def v1_cpuset_root() -> Path | None:
+    """The v1 cpuset hierarchy's root, or None where there is none (v2 only, or no cgroups)."""
+    root = ROOT / "cpuset"
+    return root if (root / "cpuset.cpus").exists() and (root / "tasks").exists() else None
 
 
 def read_proc_cgroup(pid: int) -> list[str]:

@@ -251,6 +251,37 @@ def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
         GlobalHydra.instance().clear()
 
 
+def machine_command(argv: list[str]) -> None:
+    from rich.table import Table
+
+    from . import shield, system_check
+
+    parser = argparse.ArgumentParser(prog="tidemark machine", description=(
+        "check: is this machine ready to benchmark (ok / not ok / not available here, with the "
+        "command that fixes it); tune: write the fixes that are plain kernel settings (saved "
+        "for reset); reset: put back what tune changed and remove a shield left by a killed "
+        "run. Overrides pick the profile: tidemark machine check machine=ci-2core"))
+    parser.add_argument("action", choices=("check", "tune", "reset"))
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. machine=ci-2core")
+    args = parser.parse_args(argv)
+    conf, _ = compose_conf(args.overrides)
+    bench = tuple(conf.machine.pin_cpus)
+    if args.action == "tune":
+        for line in system_check.tune(bench) or ["nothing to tune"]:
+            console.print(line, markup=False)
+    elif args.action == "reset":
+        removed = shield.remove_leftover_shields()
+        lines = system_check.reset() + [f"removed leftover shield {r}" for r in removed]
+        for line in lines or ["nothing to reset"]:
+            console.print(line, markup=False)
+    table = Table("Item", "Status", "Value", "Fix")
+    for item in system_check.check(bench):
+        table.add_row(item.name, item.status, item.value, item.fix)
+    console.print(f"machine profile {conf.machine.name!r}, benchmark CPUs "
+                  f"{list(bench) or 'all (unpinned)'}", markup=False)
+    console.print(table)
+
+
 def _stats_command(name: str):  # type: ignore[no-untyped-def]
     def command(argv: list[str]) -> None:
         from . import stats_cli
@@ -269,7 +300,7 @@ def db_command(argv: list[str]) -> None:
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command,
+            "label": label_command, "db": db_command, "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -281,6 +312,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
+              f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)

@@ -82,7 +82,8 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
         argv=tuple(argv), exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
         wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_kb=usage.ru_maxrss,
         stdout=stdout_path.read_text(errors="replace"), stderr=stderr_path.read_text(errors="replace"),
-        started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups)
+        started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups,
+        involuntary_switches=usage.ru_nivcsw)
 
 
 def _wait(pid: int, start: float, timeout_s: float) -> tuple[int, Any, bool]:

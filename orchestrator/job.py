@@ -12,12 +12,13 @@ from .cgroup import remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import Interrupted
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
-                       check_pin_cpus, create_run_cgroup, new_run_id, pin_orchestrator,
-                       open_results_store, planted_for, remove_run_data, run_context,
-                       run_record)
+                       check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
+                       new_run_id, open_results_store, pin_orchestrator, planted_for,
+                       remove_run_data, run_context, run_record)
 from .plan import make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
+from .runners.interference import rejected_attempt
 from .runners.loop import run_steps
 from .schema import TidemarkConf
 
@@ -30,6 +31,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     facts = machine.capture_facts(Path(conf.data_dir).expanduser())
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
+    check_machine_controls(conf, pin)
     pin_orchestrator(conf.machine.orchestrator_cpus)
     store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser(),
                                conf.db_lock_wait_s)
@@ -37,43 +39,47 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     harness = build_harness_if_needed(conf, plan, build, console)
     planted = planted_for(conf, build, pin, console=console)
     run_id = new_run_id()
-    group = create_run_cgroup(conf, run_id, pin)
-    try:
-        store.record_machine(facts)
-        store.record_build(build)
-        record = run_record(run_id, conf, plan, build, facts, overrides, config, notes, planted)
-        store.start_run(record)
-        ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
-                          planted)
-        status = "interrupted"
+    with machine_shield(conf, pin, console) as shielded:
+        group = create_run_cgroup(conf, run_id, pin, shielded)
         try:
-            with RunProgress(console, len(plan.steps)) as progress:
-                invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
-            status = outcome_status(invocations)
-        except (KeyboardInterrupt, Interrupted) as exc:
-            why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
-            raise Interrupted(f"{why}; run {run_id} is marked interrupted and the invocations "
-                              f"finished so far are stored in {conf.db}") from None
-        except BaseException:
-            status = "failed"  # Tidemark itself crashed: said as such, never left `running`
-            raise
+            store.record_machine(facts)
+            store.record_build(build)
+            record = run_record(run_id, conf, plan, build, facts, overrides, config, notes,
+                                planted, shielded)
+            store.start_run(record)
+            ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
+                              planted, shielded)
+            status = "interrupted"
+            try:
+                with RunProgress(console, len(plan.steps)) as progress:
+                    invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
+                status = outcome_status(invocations)
+            except (KeyboardInterrupt, Interrupted) as exc:
+                why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
+                raise Interrupted(f"{why}; run {run_id} is marked interrupted and the invocations "
+                                  f"finished so far are stored in {conf.db}") from None
+            except BaseException:
+                status = "failed"  # Tidemark itself crashed: said as such, never left `running`
+                raise
+            finally:
+                store.finish_run(run_id, status, {**record["machine_state"],
+                                                  "after": machine.capture_state()})
+                if not conf.keep_data:
+                    remove_run_data(ctx)
         finally:
-            store.finish_run(run_id, status, {**record["machine_state"],
-                                              "after": machine.capture_state()})
-            if not conf.keep_data:
-                remove_run_data(ctx)
-    finally:
-        store.close()
-        if group:
-            remove_cgroup(group)
+            store.close()
+            if group:
+                remove_cgroup(group)
     console.print(summary_table(invocations))
     console.print(f"run {run_id}: {status}; {len(invocations)} invocations in {conf.db}")
     return run_id, invocations
 
 
 def outcome_status(invocations: list[Invocation]) -> str:
-    """ok, partial (some invocations did not end ok) or failed (none did)."""
-    failed = sum(1 for i in invocations if i.status != STATUS_OK)
+    """ok, partial (some invocations did not end ok) or failed (none did). An attempt the
+    interference policy rejected and re-ran is a record, not a failure."""
+    judged = [i for i in invocations if not rejected_attempt(i)]
+    failed = sum(1 for i in judged if i.status != STATUS_OK)
     if not failed:
         return "ok"
-    return "failed" if failed == len(invocations) else "partial"
+    return "failed" if failed == len(judged) else "partial"

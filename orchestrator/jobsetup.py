@@ -1,7 +1,7 @@
 """Setting a job up (side effects), shared by `tidemark run` (job.py) and `tidemark ab` (ab.py):
 check the machine and the pinning, pin Tidemark itself, build the engine and (when the plan
-runs it) the Google Benchmark harness, create the run's cgroup, write the run record and
-build the RunContext every step runs under.
+runs it) the Google Benchmark harness, shield the benchmark CPUs, create the run's cgroup,
+write the run record and build the RunContext every step runs under.
 """
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import secrets
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from rich.console import Console
 
-from . import machine, machine_facts
+from . import machine, machine_facts, shield, system_check
 from .build import Build, build_engine
 from .cgroup import Cgroup, create_cgroup
 from .errors import ConfigError
@@ -26,7 +27,9 @@ from .plan import FORMAT_GBENCH, RunPlan
 from .planted import Calibration, Planted, calibrate, planted_setting
 from .progress import BuildProgress
 from .runners.context import RunContext
+from .runners.interference import POLICIES, InterferencePolicy
 from .schema import TidemarkConf
+from .signals import signals_interrupt
 from .store import Store
 from .store.connection import backup
 
@@ -67,6 +70,56 @@ def check_machine(conf: TidemarkConf, facts: dict[str, Any]) -> list[str]:
         raise ConfigError(f"machine profile {m.name!r} is strict and this host differs: "
                           f"{problems[0]}; use the right profile or set machine.strict=false")
     return [f"unverified: {p}" for p in problems]
+
+
+def online_cpus() -> tuple[int, ...]:
+    online = Path("/sys/devices/system/cpu/online")
+    return parse_cpu_list(online.read_text()) if online.exists() else tuple(range(os.cpu_count() or 1))
+
+
+def check_machine_controls(conf: TidemarkConf, pin: tuple[int, ...]) -> InterferencePolicy:
+    """Refuse a bad shield or interference setting before anything runs; the policy."""
+    m = conf.machine
+    shield.check_shield_conf(m.shield, pin, online_cpus())
+    if m.interference_policy not in POLICIES:
+        raise ConfigError(f"machine.interference_policy={m.interference_policy!r} is not one of "
+                          f"{', '.join(POLICIES)}; use flag (a note) or rerun")
+    if m.interference_reruns < 0 or (m.interference_max_pct is not None and m.interference_max_pct < 0):
+        raise ConfigError("machine.interference_reruns and machine.interference_max_pct must not "
+                          "be negative; use e.g. interference_max_pct=5 interference_reruns=2")
+    return InterferencePolicy(m.interference_max_pct, m.interference_policy, m.interference_reruns)
+
+
+@contextmanager
+def machine_shield(conf: TidemarkConf, pin: tuple[int, ...],
+                   console: Console) -> Iterator[shield.Shield | None]:
+    """The benchmark CPUs shielded for the block (machine.shield), undone when it ends, also on
+    Ctrl-C or SIGTERM; a leftover shield of a killed run is removed first. Where the shield
+    cannot be applied, says so once; the Shield's report says why and goes into the run record."""
+    mode = conf.machine.shield
+    with signals_interrupt():  # SIGTERM/SIGHUP unwind through the undo, as Ctrl-C does
+        if mode == "none":
+            try:
+                shield.remove_leftover_shields()
+            except OSError:
+                pass  # not root: there can be no shield of ours to remove either
+            yield None
+            return
+        applied = shield.apply_shield(mode, pin, tuple(conf.machine.orchestrator_cpus),
+                                      conf.machine.shield_irqs)
+        report = applied.report
+        if applied.cpusets is None:
+            console.print(f"shield {mode}: NOT applied: {report['reason']}", markup=False)
+        else:
+            console.print(f"shield {mode}: CPUs {report['bench_cpus']} for the engine, "
+                          f"{report['rest_cpus']} for {report['tasks_moved']} other task(s); "
+                          f"{len(report['irqs_moved'])} IRQs moved off, "
+                          f"{len(report['irqs_not_moved'])} not movable", markup=False)
+        try:
+            yield applied
+        finally:
+            for problem in shield.undo_shield(applied):
+                console.print(f"shield: {problem}", markup=False)
 
 
 def pin_orchestrator(cpus: list[int]) -> None:
@@ -111,22 +164,40 @@ def planted_for(conf: TidemarkConf, build: Build, pin: tuple[int, ...],
     return planted
 
 
-def create_run_cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...]) -> Cgroup | None:
-    """The run's cgroup when the machine profile asks for one (remove it with remove_cgroup)."""
+def create_run_cgroup(conf: TidemarkConf, run_id: str, pin: tuple[int, ...],
+                      shielded: shield.Shield | None = None) -> Cgroup | None:
+    """The run's cgroup when the machine profile asks for one (remove it with remove_cgroup);
+    inside the shield's benchmark cpuset when there is one."""
     m = conf.machine
     if not m.cgroup:
         return None
-    return create_cgroup(f"tidemark-{run_id}", pin, m.cgroup_memory_mb, m.cgroup_cpu_quota_pct)
+    parent = shielded.cpusets.bench_dir if shielded and shielded.cpusets else None
+    return create_cgroup(f"tidemark-{run_id}", pin, m.cgroup_memory_mb, m.cgroup_cpu_quota_pct,
+                         parent)
+
+
+def machine_state_before(conf: TidemarkConf, shielded: shield.Shield | None) -> dict[str, Any]:
+    """The machine state recorded when the run starts: memory and load, `tidemark machine
+    check`'s items, and the shield achieved (or why there is none)."""
+    state: dict[str, Any] = {"before": machine.capture_state(), "process": this_process(),
+                             "check": system_check.check_state(tuple(conf.machine.pin_cpus))}
+    if shielded is not None:
+        state["shield"] = shielded.report
+    return state
 
 
 def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
                overrides: list[str], config: dict[str, Any], notes: list[str],
-               planted: Planted | None = None) -> dict[str, Any]:
-    """The runs row written when the run starts (machine state before and the planted cost
-    included)."""
-    state: dict[str, Any] = {"before": machine.capture_state(), "process": this_process()}
+               planted: Planted | None = None,
+               shielded: shield.Shield | None = None) -> dict[str, Any]:
+    """The runs row written when the run starts (machine state before, the planted cost and
+    the shield included)."""
+    state = machine_state_before(conf, shielded)
     if planted is not None and planted.record():
         state["planted"] = planted.record()
+    # A shield that could not be applied is said (the run is still what the hardware check says)
+    said = [f"shield {shielded.report['mode']} not applied: {shielded.report['reason']}"] \
+        if shielded is not None and shielded.cpusets is None else []
     return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
             "build_variant": plan.build_variant, "build_id": build.build_id,
@@ -134,22 +205,27 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": state,
-            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes}
+            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
                 pin: tuple[int, ...], group: Cgroup | None, harness_binary: str,
-                planted: Planted | None = None) -> RunContext:
+                planted: Planted | None = None,
+                shielded: shield.Shield | None = None) -> RunContext:
     """The controls every step of this run runs under."""
     planted = planted or Planted()
+    cpusets = shielded.cpusets if shielded else None
+    procs = group.procs_files if group else \
+        ((cpusets.bench_dir / "cgroup.procs",) if cpusets else ())
     return RunContext(run_id=run_id, plan=plan, build=build, machine_fingerprint=fingerprint,
                       pin_cpus=pin, run_env={**conf.build.run_env, **planted.env()},
                       allow_drop_caches=conf.machine.allow_drop_caches,
                       logs_dir=Path(conf.results_dir) / "logs" / run_id,
                       data_dir=Path(conf.data_dir).expanduser() / run_id,
                       counters=conf.counters and shutil.which("perf") is not None,
-                      cgroup_procs=group.procs_files if group else (),
-                      harness_binary=harness_binary, planted=planted.record())
+                      cgroup_procs=procs, harness_binary=harness_binary, planted=planted.record(),
+                      shield=cpusets, shield_requested=conf.machine.shield,
+                      interference=check_machine_controls(conf, pin))
 
 
 def remove_run_data(ctx: RunContext) -> None:

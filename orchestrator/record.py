@@ -55,6 +55,8 @@ class ProcessResult:
     cpus_allowed: tuple[int, ...] = ()  # affinity read back from /proc/<pid>/status
     cgroups: tuple[str, ...] = ()  # membership read back from /proc/<pid>/cgroup
     wrapped_argv: tuple[str, ...] = ()  # what actually ran when a wrapper (perf, valgrind) was used
+    involuntary_switches: int | None = None  # rusage ru_nivcsw: the scheduler took the CPU away
+    interference: dict[str, Any] = field(default_factory=dict)  # runners/interference.py
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,15 @@ class MachineConf:
     cgroup: bool = False
     cgroup_memory_mb: Optional[int] = None  # memory limit of the engine's cgroup
     cgroup_cpu_quota_pct: Optional[int] = None  # CPU bandwidth cap, 100 = one full CPU
+    # Keep other tasks off pin_cpus while the run lasts (cgroup v1 cpusets, as `cset shield`):
+    # none | own (Tidemark and the tasks it started) | system (every task: a dedicated host only).
+    shield: str = "none"
+    shield_irqs: bool = True  # with a shield, also move IRQ affinity off pin_cpus where writable
+    # Other tasks' share of the benchmark CPUs during an invocation above which the policy acts
+    # (None: measured and recorded only); flag = a note, rerun = up to interference_reruns more.
+    interference_max_pct: Optional[float] = None
+    interference_policy: str = "flag"
+    interference_reruns: int = 2
 
 
 @dataclass

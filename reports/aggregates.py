@@ -11,6 +11,8 @@ import json
 import duckdb
 import pandas as pd
 
+from orchestrator.store.reads import rejected_attempt_sql
+
 
 # Intervals per window of a sustained run's throughput time series.
 WINDOW_INTERVALS = 5
@@ -25,7 +27,7 @@ _MACHINES = """
     GROUP BY ALL ORDER BY last_run_at DESC NULLS LAST"""
 
 # Residency and data-set size as measured right before each measured process.
-_RESIDENCY = """
+_RESIDENCY = f"""
     SELECT r.machine_fingerprint AS fingerprint, i.workload, i.cache_state,
            count(*) AS n,
            count(*) FILTER (WHERE i.status = 'condition_not_met') AS n_not_met,
@@ -41,7 +43,7 @@ _RESIDENCY = """
            arg_max(i.run_id, r.started_at) AS last_run_id,
            arg_max(i.seq, r.started_at) AS last_seq
     FROM invocations i JOIN runs r USING (run_id)
-    WHERE i.phase = 'measured'
+    WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')}
     GROUP BY ALL ORDER BY 1, 2, 3"""
 
 _WINDOWS = f"""

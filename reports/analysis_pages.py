@@ -28,6 +28,8 @@ def notes_text(point: pd.Series) -> str:
              f"{point['cache_state']} cache", point["build_variant"]]
     if point["n_not_met"]:
         notes.append(f"⚠ {int(point['n_not_met'])} missed the cache condition")
+    if point.get("n_interfered"):
+        notes.append(f"⚠ {int(point['n_interfered'])} flagged for interference")
     if point["n_failed"]:
         notes.append(f"⚠ {int(point['n_failed'])} failed")
     return ", ".join(n for n in notes if n)

@@ -77,7 +77,16 @@ def point_row(point: pd.Series, run_page: str) -> dict[str, Any]:
         "spread": Link(spread_text(point["ops_min"], point["ops_max"]), href),
         "cv": Link(MISSING if cv is None else f"{cv:.1f}%", href),
         "ok_n": Link(f"{point['n_ok']}/{point['n']}", href),
+        "interference": Link(interference_cell(point), href),
     }
+
+
+def interference_cell(point: pd.Series) -> str:
+    """Median share of the engine's CPUs other tasks took, and how many invocations were
+    flagged above machine.interference_max_pct."""
+    text = num(point.get("interference_median"), 1)
+    flagged = int(point.get("n_interfered") or 0)
+    return text + (f" ⚠ {flagged} flagged" if flagged else "")
 
 
 def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from orchestrator.errors import UserError
 from orchestrator.store import connect
+from orchestrator.store.reads import rejected_attempt_sql
 
 # The headline throughput of one invocation (an aggregate over its metrics rows): db_bench's
 # ops/s, else Google Benchmark's items/s (whose rows store both, so never count both).
@@ -66,7 +67,8 @@ _POINTS = f"""
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
         FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
-        WHERE i.phase = 'measured')
+        -- An attempt the interference policy rejected and ran again is not a repetition.
+        WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')})
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
            any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
            any_value(x.params::VARCHAR) AS params, any_value(x.cache_state) AS cache_state,
@@ -84,6 +86,11 @@ _POINTS = f"""
            median(x.p999) FILTER (WHERE ok) AS p999_median,
            median(x.pmax) FILTER (WHERE ok) AS max_median,
            count(*) FILTER (WHERE x.status = 'condition_not_met') AS n_not_met,
+           -- Kept, but above machine.interference_max_pct: other tasks may have moved it.
+           count(*) FILTER (WHERE ok AND json_extract(x.conditions, '$.interference.flagged')::VARCHAR
+                            = 'true') AS n_interfered,
+           median(TRY_CAST(json_extract(x.conditions, '$.interference.other_pct') AS DOUBLE))
+               FILTER (WHERE ok) AS interference_median,
            count(*) FILTER (WHERE NOT ran) AS n_failed,
            median(x.ops) FILTER (WHERE ran) AS ops_ran_median,
            median(x.p50) FILTER (WHERE ran) AS p50_ran_median,
@@ -101,7 +108,8 @@ _POINTS = f"""
 
 # The columns of every invocation row; the newest runs' pages add the detail columns.
 _INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase,
-    i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency"""
+    i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency,
+    TRY_CAST(json_extract(i.conditions, '$.interference.other_pct') AS DOUBLE) AS interference"""
 _DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.error,
     i.exit_code, i.command::VARCHAR AS command, i.log_path, i.notes::VARCHAR AS notes,
     i.conditions::VARCHAR AS conditions, m.mb"""

@@ -13,11 +13,11 @@ from markupsafe import Markup, escape
 from .format import MISSING, anchor, cpu_ranges, latency_digits
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
-          "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %")
+          "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %", "Interference %")
 COMPACT_HEADER = tuple(name for name in HEADER if name != "CPUs allowed")  # older runs' pages
 # Cells that are numbers link to their own row, so a copied link lands on the invocation.
 _LINKED = frozenset({"#", "Rep", "Threads", "ops/s", "p50 µs", "p99 µs", "Wall s", "Max RSS MB",
-                     "Residency %"})
+                     "Residency %", "Interference %"})
 
 
 def number_column(values: Iterable[Any], digits: int = 0) -> list[str]:
@@ -70,6 +70,10 @@ def _cells(invocations: pd.DataFrame, cpus: list[str] | None) -> list[list[str]]
     if cpus is not None:
         columns.append(cpus)
     columns.append(number_column(_floats(invocations["residency"]), 1))
+    # Other tasks' share of the engine's CPUs while it ran (runners/interference.py).
+    interference = invocations["interference"] if "interference" in invocations else \
+        pd.Series([None] * len(invocations), dtype="float64")
+    columns.append(number_column(_floats(interference), 1))
     return columns
 
 
@@ -104,9 +108,35 @@ def conditions_text(conditions: dict[str, Any]) -> str:
         parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
     if conditions.get("cgroups"):
         parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
+    parts += interference_text(conditions)
     if conditions.get("counters_unavailable"):
         parts.append("counters unavailable: " + ", ".join(conditions["counters_unavailable"]))
     return "; ".join(parts)
+
+
+def interference_text(conditions: dict[str, Any]) -> list[str]:
+    """The shield read back and the interference measured around the process, as words."""
+    parts = []
+    shield = conditions.get("shield") or {}
+    if shield.get("applied") is False:
+        parts.append(f"shield {shield.get('mode')} NOT applied")
+    elif shield:
+        parts.append(f"shield {shield.get('mode')}: engine in bench cpuset "
+                     f"{'yes' if shield.get('engine_in_bench_cpuset') else 'NO'} (CPUs "
+                     f"{shield.get('bench_cpus')}), {shield.get('rest_tasks_on_bench_cpus')} other "
+                     f"task(s) allowed on them")
+    got = conditions.get("interference") or {}
+    if "other_pct" in got:
+        text = (f"other tasks {got['other_pct']}% of CPUs {cpu_ranges(got.get('cpus'))} "
+                f"({got.get('other_cpu_s')} s), steal {got.get('steal_pct')}%, "
+                f"{got.get('involuntary_switches')} involuntary switches, load "
+                f"{got.get('load1_before')}→{got.get('load1_after')}")
+        if got.get("flagged"):
+            text = "⚠ " + text + " (above the bound)"
+        if "attempt" in got:
+            text += f"; attempt {got['attempt']}{', kept' if got.get('kept') else ', rejected'}"
+        parts.append(text)
+    return parts
 
 
 def detail_html(inv: dict[str, Any], log_tail: str) -> str:

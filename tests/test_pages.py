@@ -250,3 +250,24 @@ def test_history_compares_first_and_last_column_and_a_single_run_has_no_delta():
     assert section.tables[0].columns[-1].startswith("2026-01-01")  # no Δ% of a run with itself
     assert all(len(row) == 2 for row in section.tables[0].rows)
     assert "tm-delta-picker" not in section.text
+
+
+def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved():
+    from reports.pages import interference_cell
+    from reports.run_tables import HEADER, compact_rows, detailed_rows
+
+    measured = {"cpus": [1], "other_cpu_s": 0.12, "other_pct": 12.5, "steal_pct": 0.0,
+                "involuntary_switches": 40, "load1_before": 1.5, "load1_after": 1.75,
+                "flagged": True, "attempt": 2, "kept": True}
+    shielded = {"mode": "own", "engine_in_bench_cpuset": True, "bench_cpus": "1",
+                "rest_tasks_on_bench_cpus": 0}
+    frame = _invocations(interference=12.5, status="ok",
+                         conditions={"cpus_allowed": [1], "interference": measured, "shield": shielded})
+    assert HEADER[-1] == "Interference %"
+    detailed = str(detailed_rows(frame, {})["r1"])
+    assert '<td><a href="#inv-0002">12.5</a></td></tr>' in detailed  # the row's last cell
+    assert "⚠ other tasks 12.5% of CPUs 1 (0.12 s)" in detailed and "attempt 2, kept" in detailed
+    assert "shield own: engine in bench cpuset yes (CPUs 1), 0 other task(s)" in detailed
+    assert '<td><a href="#inv-0002">–</a></td></tr>' in str(compact_rows(_invocations())["r1"])
+    assert interference_cell(pd.Series({"interference_median": 3.14, "n_interfered": 2})) == "3.1 ⚠ 2 flagged"
+    assert interference_cell(pd.Series({"interference_median": None, "n_interfered": 0})) == "–"

@@ -7,6 +7,8 @@ from typing import Any
 
 from ..build import Build
 from ..plan import RunPlan, Step, series_identity
+from ..shield import ShieldCpusets
+from .interference import InterferencePolicy
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,9 @@ class RunContext:
     # The planted point-read cost (orchestrator/planted.py), recorded in every invocation's
     # conditions; {} when the build has no planted patch.
     planted: dict[str, Any] = field(default_factory=dict)
+    shield: ShieldCpusets | None = None  # the applied shield, read back after each process
+    shield_requested: str = "none"  # machine.shield, recorded also where it could not be applied
+    interference: InterferencePolicy = InterferencePolicy()
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:

@@ -6,7 +6,8 @@ contexts (one per side), as groups: a duet round is a group of two steps run at 
 a point after its setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
 unique within each run, and stores every invocation as soon as its step ends, so a crash, a
 hang or Ctrl-C later loses nothing already measured. A step runner that raises is a failed
-record with the reason, never the end of the loop.
+record with the reason, never the end of the loop. The interference policy (interference.py)
+may run a measured step again; every attempt is a record.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..plan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
 from .base import StepOutcome, StepRunner
 from .context import RunContext, step_identity
+from .interference import judge_attempt
 from .records import invocation_record, skipped_invocation
 from .select import host_step_runner
 
@@ -60,6 +62,21 @@ def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure is this step's record
         return _raised(ctx, step, exc)
+
+
+def _run_under_policy(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
+    """The step, run again while the interference policy rejects it; every attempt's records,
+    the aggregates of the kept one."""
+    records: list[tuple[Invocation, dict[str, Any]]] = []
+    attempt = 1
+    while True:
+        outcome = _run_one(runner, ctx, step)
+        judged, again = judge_attempt(tuple(inv for inv, _ in outcome.records), ctx.interference,
+                                      attempt, step.is_measured)
+        records += [(inv, identity) for inv, (_, identity) in zip(judged, outcome.records)]
+        if not again:
+            return StepOutcome(tuple(records), outcome.aggregates)
+        attempt += 1
 
 
 Item = tuple[RunContext, Step]
@@ -105,7 +122,7 @@ class RunLoop:
         if reason:
             return StepOutcome(((skipped_invocation(ctx, step, reason),
                                  step_identity(ctx, step)),)), reason
-        return _run_one(self.runner_for(ctx, step), ctx, step), ""
+        return _run_under_policy(self.runner_for(ctx, step), ctx, step), ""
 
     def run(self, groups: Sequence[Sequence[Item]]) -> list[Invocation]:
         done: list[Invocation] = []

@@ -17,7 +17,9 @@ from ..errors import EngineOutputError
 from ..execute import run_process
 from ..plan import PHASE_CALLGRIND, Step
 from ..record import Metric, ProcessResult
+from ..shield import shield_conditions
 from .context import RunContext
+from .interference import interference, sample_cpus
 
 
 def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]:
@@ -32,22 +34,28 @@ def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]
 def run_wrapped_process(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> ProcessResult:
     """Run argv under the step's wrapper (perf or callgrind), pinned and timed out.
 
-    The result carries the engine's own argv and exit status; the wrapper is in `wrapped_argv`.
+    The result carries the engine's own argv and exit status; the wrapper is in `wrapped_argv`;
+    the CPU time other tasks took from its CPUs meanwhile is in `interference`.
     """
     wrapped = _wrap(ctx, step, argv, stem)
+    before = sample_cpus()
     result = run_process(wrapped, stem.with_suffix(".stdout"), stem.with_suffix(".stderr"),
                          ctx.plan.timeout_s, ctx.run_env, ctx.pin_cpus, ctx.cgroup_procs)
+    measured = interference(before, sample_cpus(), ctx.pin_cpus, result.user_s + result.sys_s,
+                            result.involuntary_switches)
     status_file = stem.with_suffix(".exit")
     code = result.exit_code
     if not result.timed_out and status_file.exists():
         recorded = exit_code_from_status(status_file.read_text())
         code = code if recorded is None else recorded
     return dataclasses.replace(result, argv=tuple(argv), exit_code=code,
-                               wrapped_argv=tuple(wrapped) if wrapped != argv else ())
+                               wrapped_argv=tuple(wrapped) if wrapped != argv else (),
+                               interference=measured)
 
 
 def process_conditions(ctx: RunContext, result: ProcessResult) -> dict[str, Any]:
-    """What the kernel applied to the process: CPUs, cgroup lines, and the wrapper that ran it."""
+    """What the kernel applied to the process: CPUs, cgroup lines, the wrapper that ran it, the
+    shield read back, and the interference measured around it."""
     conditions: dict[str, Any] = {"cpus_allowed": list(result.cpus_allowed)}
     if result.wrapped_argv:
         conditions["wrapped_command"] = list(result.wrapped_argv)
@@ -55,6 +63,12 @@ def process_conditions(ctx: RunContext, result: ProcessResult) -> dict[str, Any]
         conditions["cgroups"] = [line for line in result.cgroups if "tidemark-" in line]
     if ctx.planted:
         conditions["planted"] = dict(ctx.planted)
+    if ctx.shield is not None:
+        conditions["shield"] = shield_conditions(ctx.shield, result.cgroups)
+    elif ctx.shield_requested != "none":
+        conditions["shield"] = {"mode": ctx.shield_requested, "applied": False}
+    if result.interference:
+        conditions["interference"] = result.interference
     return conditions
 
 

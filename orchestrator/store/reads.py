@@ -35,6 +35,13 @@ _SAMPLE_PHASES = "('measured', 'callgrind')"
 _MEASURED_OK = f"i.phase IN {_SAMPLE_PHASES} AND i.status = 'ok'"
 
 
+def rejected_attempt_sql(alias: str = "") -> str:
+    """SQL true for an attempt the interference policy rejected and ran again: a record of
+    what happened, not a failure of the run (runners/interference.py)."""
+    column = f"{alias}.conditions" if alias else "conditions"
+    return f"coalesce(json_extract({column}, '$.interference.kept')::VARCHAR = 'false', false)"
+
+
 def parse_selector(selector: str) -> tuple[str, list[str], int]:
     """(SQL condition on runs, its arguments, how many matches back) for a run selector;
     SelectorError names a malformed selector or an unknown key (config checks call this too)."""
@@ -103,7 +110,8 @@ _SAMPLES = f"""
     ORDER BY i.seq"""
 _FAILED = f"""
     SELECT series_key, count(*) FROM invocations
-    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' GROUP BY series_key"""
+    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' AND NOT {rejected_attempt_sql()}
+    GROUP BY series_key"""
 
 
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
