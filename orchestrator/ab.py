@@ -41,11 +41,11 @@ from .planted import Planted, calibrate
 from .progress import RunProgress
 from .record import STATUS_OK
 from .runners.context import RunContext, step_identity
-from .runners.interference import rejected_attempt_sql
 from .runners.loop import RunLoop
 from .shield import Shield
 from .schema import TidemarkConf
 from .store import Store
+from .store.reads import rejected_attempt_sql
 
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import BuildError
+from .filelock import held
 from .patches import find_patches, patch_identity, patched_tree
 from .plan import short_hash
 from .schema import BuildConf, EngineConf
@@ -264,8 +265,15 @@ def cmake_version() -> str:
 
 
 def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: int,
-                 on_progress: ProgressFn | None = None) -> Build:
-    """Return the cached build for this recipe + variant + compiler, building it if needed."""
+                 on_progress: ProgressFn | None = None,
+                 say: Callable[[str], None] = print) -> Build:
+    """Return the cached build for this recipe + variant + compiler, building it if needed.
+
+    One build of a key at a time (a lock per build folder, another for fetching sources): a
+    second run needing the same build waits and then takes the finished one. The provenance
+    file is written last, so a folder without it is an interrupted build, removed and redone
+    under the lock. (It is built in place, not renamed from a temporary folder: CMake bakes
+    the folder's absolute path into the tree.)"""
     compiler, compiler_version = compiler_identity()
     patches = find_patches(engine.name, engine.patches)
     key = build_key(engine, variant, compiler_version, patch_identity(patches))
@@ -273,8 +281,23 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
     cached = _load_cached(build_dir)
     if cached is not None:
         return cached
-    fetched = fetch_source(engine, cache_dir / "sources")
-    tree = patched_tree(fetched, patches, cache_dir / "sources")
+    with held(build_dir.with_name(build_dir.name + ".lock"), f"another build of {build_dir.name}",
+              say):
+        cached = _load_cached(build_dir)  # built by the process we waited for
+        if cached is not None:
+            return cached
+        with held(cache_dir / "sources" / ".fetch.lock", "another fetch of engine sources", say):
+            fetched = fetch_source(engine, cache_dir / "sources")
+            tree = patched_tree(fetched, patches, cache_dir / "sources")
+        return _build_into(build_dir, engine, variant, key, (compiler, compiler_version),
+                           (fetched, tree, patches), jobs, cache_dir, on_progress)
+
+
+def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: str,
+                compiler_id: tuple[str, str], source: tuple[Path, Path, Any], jobs: int,
+                cache_dir: Path, on_progress: ProgressFn | None) -> Build:
+    compiler, compiler_version = compiler_id
+    fetched, tree, patches = source
     if build_dir.exists():
         shutil.rmtree(build_dir)  # a half-finished build: start clean
     build_dir.mkdir(parents=True)

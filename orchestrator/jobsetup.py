@@ -133,7 +133,8 @@ def build_engine_with_progress(conf: TidemarkConf, console: Console) -> Build:
     what = f"{conf.engine.name} {conf.engine.version} ({conf.build.name})"
     with BuildProgress(console, what) as progress:
         build = build_engine(conf.engine, conf.build, Path(conf.cache_dir).expanduser(),
-                             conf.build_jobs, progress)
+                             conf.build_jobs, progress,
+                             lambda text: console.print(text, markup=False, soft_wrap=True))
     state = "cached, no compile" if build.cached else f"built in {build.build_seconds:.0f} s"
     console.print(f"engine {what}: {state} → {build.binary_path}")
     return build
