@@ -93,27 +93,28 @@ def fill(db: Path, runs: int, reps: int, seed: int) -> None:
     series = series_list()
     store = Store(db)
     try:
-        store.record_machine({"fingerprint": FINGERPRINT, "hostname": "synthetic",
-                              "cpu_model": "Synthetic CPU", "logical_cpus": 16, "ram_gib": 64.0,
-                              "l3_kb": 32768})
-        for version in VERSIONS:
-            store.record_build(build_for(version))
-        for s in series:
-            store.record_series(s["key"], s["identity"])
-        for index in range(runs):
-            version = VERSIONS[min(index * len(VERSIONS) // runs, len(VERSIONS) - 1)]
-            started = START + timedelta(days=index)
-            run_id = started.strftime("%Y%m%dT%H%M%S") + f"-syn{index:03d}"
-            store.start_run({"run_id": run_id, "started_at": started, "status": "running",
-                             "engine": "rocksdb", "engine_version": version,
-                             "build_variant": "release", "build_id": build_for(version).build_id,
-                             "build_cached": True, "machine_fingerprint": FINGERPRINT,
-                             "suite": "synthetic", "label": "synthetic", "cache_state": "warm",
-                             "config": {}, "overrides": ["suite=synthetic"], "tidemark_sha": "synthetic",
-                             "machine_state": {}, "planned_invocations": len(series) * reps,
-                             "verified": True, "notes": []})
-            store.add_invocations_bulk(run_invocations(run_id, index, series, reps, rng))
-            store.finish_run(run_id, "ok", {})
+        with store.holding():  # one open for the whole history, not one per run
+            store.record_machine({"fingerprint": FINGERPRINT, "hostname": "synthetic",
+                                  "cpu_model": "Synthetic CPU", "logical_cpus": 16, "ram_gib": 64.0,
+                                  "l3_kb": 32768})
+            for version in VERSIONS:
+                store.record_build(build_for(version))
+            for s in series:
+                store.record_series(s["key"], s["identity"])
+            for index in range(runs):
+                version = VERSIONS[min(index * len(VERSIONS) // runs, len(VERSIONS) - 1)]
+                started = START + timedelta(days=index)
+                run_id = started.strftime("%Y%m%dT%H%M%S") + f"-syn{index:03d}"
+                store.start_run({"run_id": run_id, "started_at": started, "status": "running",
+                                 "engine": "rocksdb", "engine_version": version,
+                                 "build_variant": "release", "build_id": build_for(version).build_id,
+                                 "build_cached": True, "machine_fingerprint": FINGERPRINT,
+                                 "suite": "synthetic", "label": "synthetic", "cache_state": "warm",
+                                 "config": {}, "overrides": ["suite=synthetic"], "tidemark_sha": "synthetic",
+                                 "machine_state": {}, "planned_invocations": len(series) * reps,
+                                 "verified": True, "notes": []})
+                store.add_invocations_bulk(run_invocations(run_id, index, series, reps, rng))
+                store.finish_run(run_id, "ok", {})
     finally:
         store.close()
 

@@ -128,6 +128,13 @@ class Store:
         with self._open():
             yield self.con
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Keep the file open across many writes (generated or migrated history): one open
+        and one checkpoint, where a run opens it per commit so readers can get in between."""
+        with self._open():
+            yield
+
     def close(self) -> None:
         """Write what is still buffered (series recorded without an invocation yet)."""
         if self._pending_series:
