@@ -23,7 +23,6 @@ from rich.console import Console
 
 from . import machine, verdicts
 from .ab_schedule import Block, Round, flatten, schedule_blocks
-from .ab_schedule import rounds_record, schedule  # noqa: F401 - imported from here by tests
 from .analysis.identity import series_key
 from .analysis.paired import DUET, INTERLEAVED
 from .analysis.sequential import another_round, undecided

@@ -1,7 +1,7 @@
 """Pure parts of ab's schedule, targets and engine versions (real configs where there are any)."""
 import pytest
 
-from orchestrator.ab import rounds_record, schedule
+from orchestrator.ab_schedule import rounds_record, schedule
 from orchestrator.analysis.targets import (MEETS, NO_DATA, OVER, SeriesMedians, evaluate,
                                            parse_target, workload_declarations)
 from orchestrator.engine_versions import resolve_engine_version
