@@ -1,20 +1,34 @@
-"""Power and false alarms of `tidemark ab` on real LevelDB runs (a benchmark, not a test).
+"""Statistical power of Tidemark's A/B designs on this machine (a benchmark, not a test).
 
-1. Calibrate the planted regression: LevelDB readrandom with larger values costs more per read.
-   One long interleaved `tidemark ab` (value_size 100 vs V, --cal-reps repetitions per side)
-   measures each V's slowdown; these measured sizes are the "known" planted effects.
-2. Trials: --trials independent `tidemark ab` jobs (fresh DB each, so no history raises the
-   threshold: the 1% minimum effect applies) per condition — A/A (100 vs 100) and each planted V —
-   at --reps repetitions per side. Detection = verdict "slower"; a false alarm = an A/A verdict
-   other than "no significant change".
-3. Writes JSON (every trial) and a Markdown page (site/power.md, linked from the site's nav).
+RocksDB 7.8.3 readrandom (warm, one thread) with the planted point-read cost
+(engine/patches/rocksdb/planted-get-spin.patch): A and B are the same binary, B spins a known
+extra cost in every DB::Get. Three kinds of `tidemark ab` job are run as trials, each in a fresh
+DB (no history, so the study's fixed thresholds apply):
 
-    .venv/bin/python benchmarks/power.py [--trials 12] [--reps 10] [--out site/power.md]
+- ``interleaved``: machine=ci-2core-shielded (engine on CPU 1, Tidemark on CPU 0), A and B back to
+  back in a seeded random order per round. Analysed three ways: as designed (paired Wilcoxon on
+  the per-round ratios), as an unpaired U test of the same samples, and adaptively (the
+  sequential rule of orchestrator/analysis/sequential.py replayed over its rounds in order, which
+  is what `tidemark ab --adaptive` decides after each round).
+- ``duet``: machine=ci-2core, A and B at the same time on CPUs 0 and 1 (swapped every round),
+  paired; also replayed adaptively.
+- ``instructions``: callgrind instruction counts per read (deterministic rule).
+
+Planted effects are relative to the cost per read: planted_ns = e × (ns per read measured by a
+calibration job) for wall-clock jobs, planted_spins = e × instructions per read / instructions
+per spin (both measured by a calibration job) for instruction counts. A/A = nothing planted.
+
+Every trial is appended to the JSON as it ends (`--resume` continues an interrupted study), and
+the page (site/power.md) is written from the JSON alone (`--page-only`).
+
+    .venv/bin/python benchmarks/power.py [--aa 40] [--resume] [--page-only]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -23,145 +37,177 @@ from pathlib import Path
 
 import duckdb
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from orchestrator.analysis.stats import SLOWER, compare_samples  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 TIDEMARK = str(Path(sys.executable).parent / "tidemark")
-REPO = Path(__file__).resolve().parents[1]
-BASE = ["engine=leveldb", "workload=readrandom", "workload.params.num=100000", "counters=false"]
-# Value sizes planted as about 2%, 5% and 10% slowdowns (a first calibration here measured
-# 108 → +1.6%, 122 → -11.5%, 146 → -25.1% at 20 repetitions); their measured effect, not this
-# guess, is what the page reports.
-PLANTED = {"2%": 104, "5%": 111, "10%": 120}
-INJECTED = (0.02, 0.05, 0.10)  # exact slowdowns applied to real A/A samples (second table)
-# `tidemark ab` design flags passed through (--design interleaved|duet|unpaired, --adaptive …).
-DESIGN_ARGS: list[str] = []
+WORKLOAD = ["engine=rocksdb", "workload=readrandom", "workload.params.num=200000",
+            "workload.params.reads=100000", "counters=false"]
+# Chosen before any trial: half the 2 % the goal asks to detect; no assumed between-run noise,
+# since every trial is one job whose sides alternate (or run together) within each round.
+THRESHOLDS = "min_effect: 0.01\nunmeasured_noise: 0.0\ndeterministic_min_effect: 0.005\n"
+JOBS = {
+    "interleaved": dict(design="interleaved", machine="ci-2core-shielded", rounds=12),
+    "duet": dict(design="duet", machine="ci-2core", rounds=30),
+    "instructions": dict(design="interleaved", machine="ci-2core-shielded", rounds=1,
+                         extra=["callgrind=true", "callgrind_ops=10000", "callgrind_repetitions=2"]),
+}
+WALL_EFFECTS = (0.01, 0.02, 0.03, 0.05, 0.10)
+INSTRUCTION_EFFECTS = (0.005, 0.01, 0.02, 0.03, 0.05, 0.10)
 
 
-def ab(tmp: Path, value_size: int, reps: int, seed: int) -> dict:
-    """One `tidemark ab` (A: value_size 100, B: value_size) in its own DB; the JSON report."""
-    # The setting site/power.md was measured with: a 1% minimum effect and no assumed noise (the
-    # gate config assumes 3% for a series without history and calls only changes above 2%).
+def run_ab(job: str, tmp: Path, seed: int, b_override: str | None, rounds: int | None = None) -> dict:
+    """One `tidemark ab` job in a fresh DB: its JSON report and the per-round values it stored."""
+    spec = JOBS[job]
     tmp.mkdir(parents=True, exist_ok=True)
     config = tmp / "thresholds.yaml"
-    config.write_text("min_effect: 0.01\nunmeasured_noise: 0.0\n")
-    argv = [TIDEMARK, "ab", *DESIGN_ARGS, "--seed", str(seed), "--format", "json", "--config", str(config), "--b",
-            f"workload.params.value_size={value_size}", "--", *BASE, *([] if "--adaptive" in DESIGN_ARGS else [f"repetitions={reps}"]),
-            f"db={tmp / 't.duckdb'}", f"results_dir={tmp}", f"data_dir={tmp / 'data'}"]
+    config.write_text(THRESHOLDS)
+    metric = "instructions_per_op" if job == "instructions" else "ops_per_sec"
+    argv = [TIDEMARK, "ab", f"--design={spec['design']}", "--seed", str(seed), "--format", "json",
+            "--config", str(config), "--metric", metric,
+            *([f"--b={b_override}"] if b_override else []), "--", *WORKLOAD,
+            f"machine={spec['machine']}", f"repetitions={rounds or spec['rounds']}",
+            *spec.get("extra", []), f"db={tmp / 't.duckdb'}", f"results_dir={tmp}",
+            f"data_dir={tmp / 'data'}"]
+    started = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-2000:]}")
+    wall_s = time.monotonic() - started
+    if proc.returncode not in (0, 4) or "{" not in proc.stdout:  # 4: an invocation failed
+        raise RuntimeError(f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
-    row = report["rows"][0]["comparison"]
-    a, b = report["base"]["run_id"], report["cand"]["run_id"]
-    return {"value_size": value_size, "seed": seed, "reps": reps, "verdict": row["verdict"],
-            "ratio": row["ratio"], "ci": [row["ci_low"], row["ci_high"]], "p": row["p_value"],
-            "run_a": a, "run_b": b, "a": samples(tmp, a), "b": samples(tmp, b)}
+    row = next(r for r in report["rows"] if r["metric"] == metric)
+    c = row["comparison"]
+    phase = "callgrind" if job == "instructions" else "measured"
+    a_run, b_run = report["base"]["run_id"], report["cand"]["run_id"]
+    a, b, seconds = rounds_of(tmp / "t.duckdb", a_run, phase, metric), \
+        rounds_of(tmp / "t.duckdb", b_run, phase, metric), measured_seconds(tmp / "t.duckdb", spec["design"] == "duet")
+    return {"job": job, "seed": seed, "b": b_override, "verdict": c["verdict"],
+            "ratio": c["ratio"], "ci": [c["ci_low"], c["ci_high"]], "p": c["p_value"],
+            "test": c.get("test"), "run_a": a_run, "run_b": b_run, "a": a, "b_values": b,
+            "wall_s": round(wall_s, 2), "measured_s": round(seconds, 2),
+            "planted_note": report["cand"].get("planted")}
 
 
-def samples(tmp: Path, run_id: str) -> list[float]:
-    """The measured ops/s of one run, in order (kept: the DBs are temporary)."""
-    con = duckdb.connect(str(tmp / "t.duckdb"), read_only=True)
+def rounds_of(db: Path, run_id: str, phase: str, metric: str) -> dict[str, float]:
+    """{round: value} of one side's ok invocations (kept: the DBs are temporary)."""
+    con = duckdb.connect(str(db), read_only=True)
     try:
-        return [r[0] for r in con.execute(
-            "SELECT m.value FROM invocations i JOIN metrics m USING (invocation_id) WHERE "
-            "i.run_id = ? AND i.phase = 'measured' AND i.status = 'ok' AND m.name = 'ops_per_sec' "
-            "ORDER BY i.seq", [run_id]).fetchall()]
+        return {str(r): v for r, v in con.execute(
+            "SELECT i.repetition, m.value FROM invocations i JOIN metrics m USING (invocation_id) "
+            "WHERE i.run_id = ? AND i.phase = ? AND i.status = 'ok' AND m.name = ? "
+            "ORDER BY i.repetition", [run_id, phase, metric]).fetchall()}
     finally:
         con.close()
 
 
-def injected_power(aa: list[dict]) -> dict[str, int]:
-    """Each real A/A trial with side B scaled by (1 − δ): an exactly known slowdown on real noise."""
-    return {f"{d:.0%}": sum(1 for t in aa if compare_samples(
-        t["a"], [v * (1 - d) for v in t["b"]], "higher").verdict == SLOWER) for d in INJECTED}
+def measured_seconds(db: Path, overlapping: bool) -> float:
+    """Wall seconds of the rounds themselves (measured and callgrind invocations); a duet
+    round's two sides overlap, so its time is the longer side's."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute("SELECT phase, repetition, wall_s FROM invocations "
+                           "WHERE phase IN ('measured', 'callgrind')").fetchall()
+    finally:
+        con.close()
+    if not overlapping:
+        return sum(w for _, _, w in rows)
+    longest: dict[tuple, float] = {}
+    for phase, rep, wall in rows:
+        longest[(phase, rep)] = max(wall, longest.get((phase, rep), 0.0))
+    return sum(longest.values())
 
 
-def calibrate(work: Path, reps: int) -> dict[str, dict]:
-    return {name: ab(work / f"cal-{size}", size, reps, seed=1000 + size)
-            for name, size in PLANTED.items()}
-
-
-def trials(work: Path, n: int, reps: int) -> dict[str, list[dict]]:
-    conditions = {"A/A": 100, **PLANTED}
-    out: dict[str, list[dict]] = {name: [] for name in conditions}
-    for trial in range(n):  # conditions interleaved across trials, so drift hits all alike
-        for name, size in conditions.items():
-            out[name].append(ab(work / f"t{trial}-{name.replace('/', '')}", size, reps, seed=trial))
-            print(f"trial {trial} {name}: {out[name][-1]['verdict']} "
-                  f"({(out[name][-1]['ratio'] - 1) * 100:+.1f}%)", flush=True)
+def calibrate(work: Path) -> dict:
+    """Cost per read of each job kind, from which the planted amounts are computed."""
+    out = {}
+    for job in ("interleaved", "duet"):
+        trial = run_ab(job, work / f"cal-{job}", 9000, None, rounds=12)
+        ops = sorted(list(trial["a"].values()) + list(trial["b_values"].values()))
+        out[job] = {"ns_per_read": 1e9 / ops[len(ops) // 2], "trial": trial}
+    spins = 2000
+    trial = run_ab("instructions", work / "cal-instructions", 9001, f"planted_spins={spins}")
+    base = sorted(trial["a"].values())[0]
+    planted = sorted(trial["b_values"].values())[0]
+    out["instructions"] = {"instructions_per_read": base,
+                           "instructions_per_spin": (planted - base) / spins, "trial": trial}
     return out
 
 
-def page(cal: dict, results: dict, args: argparse.Namespace, started: str, seconds: float) -> str:
-    lines = [
-        "# Statistical power", "",
-        "How often `tidemark ab` calls a planted slowdown of known size (power), and how often an "
-        "A/A comparison of one build against itself calls a change (false alarms), measured on "
-        "real LevelDB 1.23 runs on this project's shared 2-core CI machine.", "",
-        f"Produced by `.venv/bin/python benchmarks/power.py --trials {args.trials} --reps "
-        f"{args.reps} --cal-reps {args.cal_reps}` on {started} ({seconds / 60:.0f} min); "
-        "each trial is one `tidemark ab` job in a fresh results DB (so the threshold is the 1% "
-        "minimum effect; no history raised it), readrandom on 100,000 keys, "
-        f"{args.reps} interleaved repetitions per side, verdict at p < 0.05 (Mann–Whitney U) with "
-        "the 95% bootstrap CI of the ratio of medians excluding 1.", "",
-        "## Planted regressions", "",
-        "A planted regression is a larger `value_size` on side B (more bytes copied and checksummed "
-        f"per read). Its size was measured by one interleaved `tidemark ab` with {args.cal_reps} "
-        "repetitions per side:", "",
-        "| planted | value_size | measured change | 95% CI | runs |", "| --- | ---: | ---: | ---: | --- |"]
-    for name, c in cal.items():
-        lines.append(f"| {name} | {c['value_size']} | {(c['ratio'] - 1) * 100:+.1f}% | "
-                     f"{(c['ci'][0] - 1) * 100:+.1f}% … {(c['ci'][1] - 1) * 100:+.1f}% | "
-                     f"{c['run_a']} / {c['run_b']} |")
-    lines += ["", "## Detection", "",
-              "| condition | trials | called slower | called faster | no significant change | median change |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for name, rows in results.items():
-        count = lambda v: sum(1 for r in rows if r["verdict"] == v)
-        changes = sorted((r["ratio"] - 1) * 100 for r in rows)
-        median = changes[len(changes) // 2] if changes else float("nan")
-        lines.append(f"| {name if name == 'A/A' else 'planted ' + name} | {len(rows)} | "
-                     f"{count('slower')} ({count('slower') / len(rows):.0%}) | {count('faster')} | "
-                     f"{count('no significant change')} | {median:+.1f}% |")
-    aa = results["A/A"]
-    lines += ["", "Power = the share of planted trials called slower; the false-alarm rate = the "
-              "share of A/A trials called anything but no significant change.", "",
-              "## Exactly known slowdowns on real noise", "",
-              "The planted sizes above are only known as well as their calibration. As a cross-check "
-              "with exact sizes, each real A/A trial's side B samples are scaled by (1 − δ) and "
-              "compared with the same statistics (orchestrator/analysis/stats.py):", "",
-              "| injected slowdown | A/A trials | called slower |", "| --- | ---: | ---: |"]
-    for name, hits in injected_power(aa).items():
-        lines.append(f"| {name} | {len(aa)} | {hits} ({hits / len(aa):.0%}) |")
-    lines += ["", "Every trial's verdict, ratio, CI, p-value, run ids and raw ops/s samples are in "
-              "`benchmarks/power.json`.", ""]
-    return "\n".join(lines)
+def planted_override(job: str, effect: float, cal: dict) -> str | None:
+    if effect == 0:
+        return None
+    if job == "instructions":
+        c = cal["instructions"]
+        return f"planted_spins={round(effect * c['instructions_per_read'] / c['instructions_per_spin'])}"
+    return f"planted_ns={effect * cal[job]['ns_per_read']:.1f}"
+
+
+def schedule(aa: int, per_effect: int, at_goal: int, seed: int) -> list[tuple[str, float, int]]:
+    """Every (job, effect, index) of the study in one seeded random order: drift over the hours
+    of the study then hits every job and effect alike."""
+    plan = []
+    for job in JOBS:
+        effects = INSTRUCTION_EFFECTS if job == "instructions" else WALL_EFFECTS
+        goal = 0.005 if job == "instructions" else 0.02
+        plan += [(job, 0.0, i) for i in range(aa)]
+        for effect in effects:
+            plan += [(job, effect, i) for i in range(at_goal if effect == goal else per_effect)]
+    random.Random(seed).shuffle(plan)
+    return plan
+
+
+def save(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def write_page(out: Path, data: dict) -> None:
+    from benchmarks.power_page import page  # imported late: the study must not wait for it
+    out.write_text(page(data))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=12)
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--cal-reps", type=int, default=30)
-    parser.add_argument("--out", default=str(REPO / "site" / "power.md"))
+    parser.add_argument("--aa", type=int, default=40, help="A/A trials per job kind")
+    parser.add_argument("--per-effect", type=int, default=4, help="trials per planted effect")
+    parser.add_argument("--at-goal", type=int, default=10,
+                        help="trials at the goal's effect (2 %%; 0.5 %% for instructions)")
     parser.add_argument("--json", default=str(REPO / "benchmarks" / "power.json"))
-    parser.add_argument("--design", choices=("interleaved", "duet", "unpaired"),
-                        help="the `tidemark ab --design` of every job (default: ab's)")
-    parser.add_argument("--adaptive", action="store_true", help="`tidemark ab --adaptive`")
-    parser.add_argument("--max-rounds", type=int, help="`tidemark ab --max-rounds` (adaptive)")
+    parser.add_argument("--out", default=str(REPO / "site" / "power.md"))
+    parser.add_argument("--resume", action="store_true", help="continue the study in --json")
+    parser.add_argument("--page-only", action="store_true", help="rewrite the page from --json")
     args = parser.parse_args()
-    DESIGN_ARGS[:] = ([f"--design={args.design}"] if args.design else []) + \
-        (["--adaptive"] if args.adaptive else []) + \
-        ([f"--max-rounds={args.max_rounds}"] if args.max_rounds else [])
-    started, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
+    path = Path(args.json)
+    if args.page_only:
+        write_page(Path(args.out), json.loads(path.read_text()))
+        return
+    data = json.loads(path.read_text()) if args.resume else {
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "jobs": JOBS,
+        "workload": WORKLOAD, "thresholds": THRESHOLDS, "trials": [],
+        "plan": schedule(args.aa, args.per_effect, args.at_goal, seed=12)}
     with tempfile.TemporaryDirectory(prefix="tidemark-power-") as tmp:
-        cal = calibrate(Path(tmp), args.cal_reps)
-        print("calibration:", {k: f"{(v['ratio'] - 1) * 100:+.1f}%" for k, v in cal.items()}, flush=True)
-        results = trials(Path(tmp), args.trials, args.reps)
-    Path(args.json).write_text(json.dumps({"calibration": cal, "trials": results}, indent=2))
-    Path(args.out).write_text(page(cal, results, args, started, time.monotonic() - t0))
-    print(f"wrote {args.out} and {args.json}")
+        if "calibration" not in data:
+            data["calibration"] = calibrate(Path(tmp))
+            save(path, data)
+        done = {(t["job"], t["effect"], t["index"]) for t in data["trials"]}
+        for n, (job, effect, index) in enumerate(data["plan"]):
+            if (job, effect, index) in done:
+                continue
+            try:
+                trial = run_ab(job, Path(tmp) / f"t{n}", 100 + n,
+                               planted_override(job, effect, data["calibration"]))
+            except RuntimeError as exc:  # kept as a trial that gave no verdict, named
+                trial = {"job": job, "verdict": "error", "error": str(exc), "ratio": float("nan"),
+                         "wall_s": 0.0}
+            data["trials"].append({**trial, "effect": effect, "index": index})
+            save(path, data)
+            print(f"[{n + 1}/{len(data['plan'])}] {job} {effect:.1%}: {trial['verdict']} "
+                  f"({(trial['ratio'] - 1) * 100:+.2f}%, {trial['wall_s']:.0f} s)", flush=True)
+    data["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    save(path, data)
+    write_page(Path(args.out), data)
+    print(f"wrote {args.out} and {path}")
 
 
 if __name__ == "__main__":

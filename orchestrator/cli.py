@@ -112,12 +112,18 @@ def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
     from .job import outcome_status, run_job
     from .signals import signals_interrupt
 
-    overrides = list(HydraConfig.get().overrides.task)
+    hydra_conf = HydraConfig.get()
+    overrides = list(hydra_conf.overrides.task)
     conf: TidemarkConf = OmegaConf.to_object(cfg)  # type: ignore[assignment]
     config = OmegaConf.to_container(cfg, resolve=True)
+    from hydra.types import RunMode
+
+    target = _job_target(hydra_conf.job.num if hydra_conf.mode == RunMode.MULTIRUN else None)
+    if target is None:
+        return
     try:
         with signals_interrupt():
-            run_id, invocations = run_job(conf, overrides, config, console)  # type: ignore[arg-type]
+            run_id, invocations = run_job(conf, overrides, config, console, target)  # type: ignore[arg-type]
     except KeyboardInterrupt:  # e.g. during the build, before a run exists
         _fail(Interrupted("interrupted by Ctrl-C before the run started; nothing was stored"))
     except UserError as exc:
@@ -126,6 +132,30 @@ def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
     if status != "ok":  # a sweep goes on; run_command exits non-zero at its end
         RUN_OUTCOMES.append((run_id, status, sum(i.status != "ok" for i in invocations),
                              len(invocations)))
+
+
+def _job_target(job_num: int | None):  # type: ignore[no-untyped-def]
+    """Where this Hydra job's run goes (job.RunTarget); None when a resumed sweep's job is
+    already complete."""
+    from .job import RunTarget
+
+    if SWEEP.get("resume_run"):  # one run, resumed
+        return RunTarget(resume=SWEEP["resume_run"])
+    if not SWEEP.get("id") or job_num is None:
+        return RunTarget()
+    sweep = {"id": SWEEP["id"], "argv": SWEEP["argv"], "job": int(job_num)}
+    run_id, status = SWEEP.get("done", {}).get(int(job_num), ("", ""))
+    if status == "ok":
+        console.print(f"sweep {SWEEP['id']} job {job_num}: run {run_id} is complete; skipped",
+                      markup=False)
+        return None
+    return RunTarget(resume=run_id, sweep=sweep)
+
+
+# The `tidemark run -m` this process runs: its id and argv (recorded with each job's run), and
+# when it is resumed, {job number: (run id, status)} of the jobs that have a run already; or
+# {"resume_run": RUN} for one resumed run.
+SWEEP: dict = {}
 
 
 # (run id, status, failed invocations, invocations) of each run of this command that was not ok.
@@ -140,7 +170,13 @@ def _fail(exc: UserError) -> None:
 
 def run_command(argv: list[str]) -> None:
     import hydra
+    import secrets
 
+    argv, resume = _split_resume(argv)
+    if resume:
+        argv = _resume_argv(resume, argv)
+    elif "-m" in argv or "--multirun" in argv:
+        SWEEP.update(id=secrets.token_hex(4), argv=[a for a in argv if not a.startswith("-")])
     validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
     register_schemas()
     sys.argv = ["tidemark run", *argv]
@@ -150,6 +186,53 @@ def run_command(argv: list[str]) -> None:
                          for r, s, f, n in RUN_OUTCOMES)
         raise RunIncomplete(f"{text} (see their errors on the run pages or in the logs)",
                             all(s == "failed" for _, s, _, _ in RUN_OUTCOMES))
+
+
+def _split_resume(argv: list[str]) -> tuple[list[str], str]:
+    """(argv without --resume RUN, RUN or "")."""
+    rest, resume, args = [], "", iter(argv)
+    for arg in args:
+        if arg == "--resume":
+            resume = next(args, "")
+            if not resume or "=" in resume:
+                raise ConfigError("--resume needs a run id, e.g. tidemark run --resume "
+                                  "20261124T010203-a1b2c3 (add db=PATH for another database)")
+        elif arg.startswith("--resume="):
+            resume = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return rest, resume
+
+
+def _resume_argv(run_id: str, argv: list[str]) -> list[str]:
+    """The argv that re-plans a stored run (or the whole sweep it belongs to): its own
+    overrides; the user may add only where the database is."""
+    from .store import connect
+    from .store.resume_reads import stored_run, sweep_runs
+
+    extra = [a for a in argv if a.split("=", 1)[0] not in ("db", "results_dir")]
+    if extra:
+        raise ConfigError(f"--resume re-plans the run from its own overrides; {extra[0]!r} would "
+                          f"change it (only db=PATH or results_dir=DIR may be given)")
+    where = dict(a.split("=", 1) for a in argv)
+    db = Path(where.get("db") or f"{where.get('results_dir', 'results')}/tidemark.duckdb")
+    con = connect(db, read_only=True)
+    try:
+        run = stored_run(con, run_id)
+        done = sweep_runs(con, run.sweep["id"]) if run.sweep else {}
+    finally:
+        con.close()
+    if not run.sweep:
+        SWEEP["resume_run"] = run.run_id
+        return _with_db(run.overrides, argv)
+    SWEEP.update(id=run.sweep["id"], argv=run.sweep["argv"], done=done)
+    return ["-m", *_with_db(run.sweep["argv"], argv)]
+
+
+def _with_db(stored: list[str], given: list[str]) -> list[str]:
+    """The stored overrides, with the database location the user gave replacing its own."""
+    keys = {a.split("=", 1)[0] for a in given}
+    return [a for a in stored if a.split("=", 1)[0] not in keys] + given
 
 
 def site_command(argv: list[str]) -> None:
@@ -310,6 +393,7 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: tidemark {{{','.join(COMMANDS)}}} ...\n"
               f"  tidemark run [hydra overrides]   e.g. tidemark run engine=leveldb workload=readrandom\n"
+              f"  tidemark run --resume RUN [db=PATH]   finish an interrupted run (or its sweep)\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"

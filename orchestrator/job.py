@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,21 +13,61 @@ from rich.console import Console
 from . import machine
 from .cgroup import remove_cgroup
 from .engine_versions import resolve_engine_version
-from .errors import Interrupted
+from .errors import ConfigError, Interrupted
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
                        new_run_id, open_results_store, pin_orchestrator, planted_for,
                        remove_run_data, run_context, run_record)
-from .plan import make_plan
+from .liveness import this_process
+from .plan import RunPlan, make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
+from .resume import (check_resumable, check_same_measurement, config_differences, resume_entry,
+                     resume_plan, resume_text)
 from .runners.interference import rejected_attempt
 from .runners.loop import run_steps
 from .schema import TidemarkConf
+from .store import Store
+from .store.resume_reads import StoredRun, stored_invocations, stored_run
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Where a job's invocations go: a new run (of a sweep, when `sweep` is set) or, with
+    `resume`, the rest of an earlier run that did not finish."""
+
+    resume: str = ""  # the run id to finish
+    sweep: dict[str, Any] | None = None  # {id, argv, job} of a `tidemark run -m` job
+
+
+def _prior_run(store: Store, run_id: str, config: dict[str, Any]) -> tuple[StoredRun, list]:
+    """The run to resume and its invocations; refuses what cannot be resumed, before building."""
+    with store.reading() as con:
+        prior = stored_run(con, run_id)
+        check_resumable(run_id, prior.status, prior.source, prior.in_ab)
+        stored_config = con.execute("SELECT config FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+        invocations = stored_invocations(con, run_id)
+    changed = config_differences(json.loads(stored_config) if stored_config else {}, config)
+    if changed:
+        raise ConfigError(f"run {run_id}'s config differs from what its overrides give now "
+                          f"({'; '.join(changed[:3])}): conf/ changed since it ran, so its rest "
+                          f"would be another measurement; start a new run")
+    return prior, invocations
+
+
+def _resumed(plan: RunPlan, prior: StoredRun, invocations: list, build_id: str,
+             fingerprint: str) -> tuple[RunPlan, dict[str, Any]]:
+    """The plan of what is left of `prior`, and the entry its resume adds to the run."""
+    check_same_measurement(prior.run_id, prior.build_id, build_id, prior.machine_fingerprint,
+                           fingerprint)
+    left = resume_plan(plan.steps, invocations, prior.max_seq + 1)
+    entry = resume_entry(time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), left,
+                         prior.status, this_process())
+    return dataclasses.replace(plan, steps=left.steps), entry
 
 
 def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
-            console: Console) -> tuple[str, list[Invocation]]:
+            console: Console, target: RunTarget = RunTarget()) -> tuple[str, list[Invocation]]:
     """Run one job; every invocation is in the store when this returns or raises."""
     conf = dataclasses.replace(conf, engine=resolve_engine_version(conf.engine))
     plan = make_plan(conf)
@@ -35,18 +78,26 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     pin_orchestrator(conf.machine.orchestrator_cpus)
     store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser(),
                                conf.db_lock_wait_s)
+    prior = _prior_run(store, target.resume, config) if target.resume else None
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
     planted = planted_for(conf, build, pin, console=console)
-    run_id = new_run_id()
+    run_id, resumed = new_run_id(), None
+    if prior is not None:
+        plan, resumed = _resumed(plan, prior[0], prior[1], build.build_id, facts["fingerprint"])
+        run_id = prior[0].run_id
     with machine_shield(conf, pin, console) as shielded:
         group = create_run_cgroup(conf, run_id, pin, shielded)
         try:
             store.record_machine(facts)
             store.record_build(build)
-            record = run_record(run_id, conf, plan, build, facts, overrides, config, notes,
-                                planted, shielded)
-            store.start_run(record)
+            if resumed is None:
+                record = run_record(run_id, conf, plan, build, facts, overrides, config, notes,
+                                    planted, shielded, target.sweep)
+                store.start_run(record)
+            else:
+                record = {"machine_state": store.resume_run(run_id, this_process(), resumed)}
+                console.print(resume_text(resumed), markup=False, soft_wrap=True)
             ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
                               planted, shielded)
             status = "interrupted"

@@ -189,10 +189,10 @@ def machine_state_before(conf: TidemarkConf, shielded: shield.Shield | None) -> 
 
 def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
                overrides: list[str], config: dict[str, Any], notes: list[str],
-               planted: Planted | None = None,
-               shielded: shield.Shield | None = None) -> dict[str, Any]:
+               planted: Planted | None = None, shielded: shield.Shield | None = None,
+               sweep: dict[str, Any] | None = None) -> dict[str, Any]:
     """The runs row written when the run starts (machine state before, the planted cost and
-    the shield included)."""
+    the shield included; the sweep it is a job of)."""
     state = machine_state_before(conf, shielded)
     if planted is not None and planted.record():
         state["planted"] = planted.record()
@@ -206,7 +206,8 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "suite": plan.suite, "label": conf.label, "cache_state": plan.cache_state,
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": state,
-            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said}
+            "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said,
+            "sweep": sweep}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,

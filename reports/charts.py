@@ -132,3 +132,10 @@ def sweep_chart(curves: list[dict[str, Any]], x_title: str, div_id: str) -> str:
     return _line_chart(curves, "x", "y", "%{x:,}<br>%{y:,.0f} ops/s<extra></extra>",
                        dict(title=dict(text=html.escape(x_title) + " (log)"), type="log"),
                        dict(title=dict(text="ops/s (median, log)"), type="log"), div_id)
+
+
+def power_chart(lines: list[dict[str, Any]], div_id: str) -> str:
+    """Share of trials called slower against the planted cost, one line per A/B design."""
+    return _line_chart(lines, "x", "y", "planted +%{x}%<br>called slower in %{y:.0f}% of trials"
+                       "<extra></extra>", dict(title=dict(text="planted cost per read (%)")),
+                       dict(title=dict(text="trials called slower (%)"), range=[0, 105]), div_id)

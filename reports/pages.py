@@ -89,6 +89,13 @@ def interference_cell(point: pd.Series) -> str:
     return text + (f" ⚠ {flagged} flagged" if flagged else "")
 
 
+def status_text(run: pd.Series) -> str:
+    """A run's status as its pages say it: resumed runs say so (`tidemark run --resume`)."""
+    resumes = run.get("resumes") or []
+    times = f" ×{len(resumes)}" if len(resumes) > 1 else ""
+    return run["status"] + (f" (resumed{times})" if resumes else "")
+
+
 def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
     """Key facts of one run as (label, value) pairs."""
     return [
@@ -97,7 +104,7 @@ def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
         ("Engine", f"{run['engine']} {run['engine_version']}"),
         ("Build variant", run["build_variant"]),
         ("Machine", f"{run['hostname']} ({run['cpu_model']}, {run['logical_cpus']} CPUs)"),
-        ("Status", run["status"]),
+        ("Status", status_text(run)),
         ("Invocations ok / failed",
          Link(f"{run['n_ok']} / {run['n_failed']} of {run['n_invocations']}",
               run_href(run["run_id"], base) + "#invocations")),
@@ -136,7 +143,7 @@ def runs_index(runs: pd.DataFrame) -> dict[str, Any]:
              "started": date(run["started_at"]),
              "engine": f"{run['engine']} {run['engine_version']}",
              "variant": run["build_variant"], "workloads": ", ".join(run["workloads"]),
-             "status": run["status"] + ("" if run["verified"] else " ⚠ unverified"),
+             "status": status_text(run) + ("" if run["verified"] else " ⚠ unverified"),
              "ok_n": Link(f"{run['n_ok']}/{run['n_invocations']}",
                           f"{slug(run['run_id'])}.md#invocations"),
              "host": run["hostname"], "label": run["label"]}

@@ -13,7 +13,7 @@ import pandas as pd
 
 from orchestrator.errors import UserError
 from orchestrator.store import connect
-from orchestrator.store.reads import rejected_attempt_sql
+from orchestrator.store.reads import has_column, rejected_attempt_sql
 
 # The headline throughput of one invocation (an aggregate over its metrics rows): db_bench's
 # ops/s, else Google Benchmark's items/s (whose rows store both, so never count both).
@@ -46,7 +46,7 @@ _RUNS = """
            r.build_variant, r.build_id, r.build_cached, r.machine_fingerprint, r.suite, r.label,
            r.cache_state, r.config::VARCHAR AS config, r.overrides::VARCHAR AS overrides,
            r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
-           r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified,
+           r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified, {resumable}
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
@@ -120,7 +120,9 @@ _INVOCATIONS = """
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
-                 "params", "command", "conditions")
+                 "params", "command", "conditions", "resumes", "sweep")
+# Schema v6 (resumable runs); a site may read an older file, which it cannot migrate read-only.
+_RESUMABLE = "r.resumes::VARCHAR AS resumes, r.sweep::VARCHAR AS sweep,"
 
 
 def open_results(db: Path) -> duckdb.DuckDBPyConnection:
@@ -158,7 +160,9 @@ def _metrics_wide(con: duckdb.DuckDBPyConnection) -> None:
 
 def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every run, newest first, with its build, machine and invocation counts."""
-    return _decode_json(con.execute(_RUNS).df())
+    resumable = _RESUMABLE if has_column(con, "runs", "resumes") else \
+        "NULL::VARCHAR AS resumes, NULL::VARCHAR AS sweep,"
+    return _decode_json(con.execute(_RUNS.format(resumable=resumable)).df())
 
 
 def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from orchestrator.resume import resume_text
+
 from .format import MISSING, is_missing, nav_title, num
 from .pages import point_row, run_summary
 
@@ -76,7 +78,8 @@ def run_page(run: pd.Series, has_results: bool, compact: bool) -> dict[str, Any]
         "build": build_rows(run), "machine": facts_rows(run["machine_facts"]),
         "state": state_rows(run["machine_state"]),
         "verified": bool(run["verified"]),
-        "notes": [str(n) for n in run["notes"] or []],
+        "notes": [str(n) for n in run["notes"] or []] +
+                 [resume_text(entry) for entry in run.get("resumes") or []],
     }
 
 

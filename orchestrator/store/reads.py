@@ -42,6 +42,16 @@ def rejected_attempt_sql(alias: str = "") -> str:
     return f"coalesce(json_extract({column}, '$.interference.kept')::VARCHAR = 'false', false)"
 
 
+def superseded_sql(alias: str) -> str:
+    """SQL true for a failed judged invocation that a later one of the same repetition replaced
+    in the same run (`tidemark run --resume` measures what did not end ok again): the failure
+    stays a record, but the repetition it failed is measured, so it no longer counts."""
+    return (f"EXISTS (SELECT 1 FROM invocations later WHERE later.run_id = {alias}.run_id AND "
+            f"later.series_key = {alias}.series_key AND later.phase = {alias}.phase AND "
+            f"later.repetition = {alias}.repetition AND later.status = 'ok' AND "
+            f"later.seq > {alias}.seq)")
+
+
 def parse_selector(selector: str) -> tuple[str, list[str], int]:
     """(SQL condition on runs, its arguments, how many matches back) for a run selector;
     SelectorError names a malformed selector or an unknown key (config checks call this too)."""
@@ -109,8 +119,9 @@ _SAMPLES = f"""
     WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
     ORDER BY i.seq"""
 _FAILED = f"""
-    SELECT series_key, count(*) FROM invocations
-    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' AND NOT {rejected_attempt_sql()}
+    SELECT series_key, count(*) FROM invocations i
+    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' AND NOT {rejected_attempt_sql('i')}
+      AND NOT {superseded_sql('i')}
     GROUP BY series_key"""
 
 

@@ -137,4 +137,12 @@ MIGRATIONS.append((5, [
     "ALTER TABLE ab_pairs ADD COLUMN adaptive JSON",
 ]))
 
+# Resumable runs (orchestrator/resume.py): `sweep` names the `tidemark run -m` a run belongs to
+# (its id, its argv and the job's number), so `--resume` can finish the whole sweep; `resumes`
+# lists each `tidemark run --resume` of the run (when, what it kept, what it ran).
+MIGRATIONS.append((6, [
+    "ALTER TABLE runs ADD COLUMN sweep JSON",
+    "ALTER TABLE runs ADD COLUMN resumes JSON",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

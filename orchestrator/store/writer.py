@@ -166,10 +166,10 @@ class Store:
         columns = ["run_id", "started_at", "status", "engine", "engine_version", "build_variant",
                    "build_id", "build_cached", "machine_fingerprint", "suite", "label",
                    "cache_state", "config", "overrides", "tidemark_sha", "machine_state",
-                   "planned_invocations", "verified", "notes", "runner"]
+                   "planned_invocations", "verified", "notes", "runner", "sweep"]
         values = [run.get(c) for c in columns]
         values[columns.index("runner")] = run.get("runner") or "host"
-        for json_col in ("config", "overrides", "machine_state", "notes"):
+        for json_col in ("config", "overrides", "machine_state", "notes", "sweep"):
             values[columns.index(json_col)] = _json(run.get(json_col))
         self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
                          f"({', '.join('?' * len(columns))})", values)
@@ -178,6 +178,21 @@ class Store:
     def finish_run(self, run_id: str, status: str, machine_state: dict[str, Any]) -> None:
         self.con.execute("UPDATE runs SET status = ?, finished_at = ?, machine_state = ? "
                          "WHERE run_id = ?", [status, _now(), _json(machine_state), run_id])
+
+    @_session
+    def resume_run(self, run_id: str, process: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+        """Mark a run `running` again for `tidemark run --resume` (this process owns it now, so a
+        kill is recognised as before) and add the resume to its list; its machine state."""
+        row = self.con.execute("SELECT machine_state, resumes FROM runs WHERE run_id = ?",
+                               [run_id]).fetchone()
+        if row is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        state = {**(json.loads(row[0]) if row[0] else {}), "process": process}
+        resumes = (json.loads(row[1]) if row[1] else []) + [entry]
+        self.con.execute("UPDATE runs SET status = 'running', finished_at = NULL, "
+                         "machine_state = ?, resumes = ? WHERE run_id = ?",
+                         [_json(state), _json(resumes), run_id])
+        return state
 
     @_session
     def set_label(self, run_id: str, label: str) -> str:
