@@ -210,10 +210,13 @@ def _resume_argv(run_id: str, argv: list[str]) -> list[str]:
     from .store import connect
     from .store.resume_reads import stored_run, sweep_runs
 
-    extra = [a for a in argv if a.split("=", 1)[0] not in ("db", "results_dir")]
+    from .resume import WHERE_KEYS
+
+    extra = [a for a in argv if a.split("=", 1)[0] not in WHERE_KEYS]
     if extra:
         raise ConfigError(f"--resume re-plans the run from its own overrides; {extra[0]!r} would "
-                          f"change it (only db=PATH or results_dir=DIR may be given)")
+                          f"change it (only where things are may be given: "
+                          f"{', '.join(sorted(WHERE_KEYS))})")
     where = dict(a.split("=", 1) for a in argv)
     db = Path(where.get("db") or f"{where.get('results_dir', 'results')}/tidemark.duckdb")
     con = connect(db, read_only=True)

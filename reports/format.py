@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+import pandas as pd
 from markupsafe import Markup, escape
 
 MISSING = "–"
@@ -28,8 +29,9 @@ class Link:
 
 
 def is_missing(value: Any) -> bool:
-    """None, NaN or NaT (a value is missing when it differs from itself)."""
-    if value is None:
+    """None, NaN, NaT or pandas.NA (a value is missing when it differs from itself; NA, a
+    nullable column's missing value, has no truth value at all)."""
+    if value is None or value is pd.NA:
         return True
     try:
         return bool(value != value)

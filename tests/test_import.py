@@ -111,3 +111,20 @@ def test_comparison_samples_count_each_gbench_repetition_once(tmp_path):
     assert len(expected) == 12  # the capture's ok measured rows that report items/s
     got = [(s.series.series_key, v) for s in samples for v in s.values["ops_per_sec"]]
     assert sorted(got) == sorted(expected)
+
+
+@pytest.mark.engine
+def test_a_site_with_imported_hyperfine_and_json_map_runs_builds(tmp_path):
+    # `tidemark site` once crashed for good when the DB held such a run (pd.NA in a cell, an
+    # imported machine without a CPU count); it must build, with the measured run beside them.
+    tidemark(tmp_path, "run", "engine=leveldb", "counters=false", "workload=readrandom",
+             "workload.params.num=3000", "repetitions=2")
+    imp(tmp_path, DATA / "hyperfine" / "parameter_scan_delay.json", "--format", "hyperfine_json")
+    imp(tmp_path, DATA / "jsonmap" / "ingestion.jsonl", "--format", "json_map", "--map",
+        str(DATA / "jsonmap" / "ingestion_map.yaml"))
+    site = tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out",
+                    str(tmp_path / "build"))
+    assert "site:" in site.stdout and "Traceback" not in site.stderr
+    imported = [r for (r,) in query(tmp_path, "SELECT run_id FROM runs WHERE source = 'import'")]
+    docs = "\n".join(p.read_text() for p in (tmp_path / "build" / "docs").rglob("*.md"))
+    assert len(imported) == 2 and all(run_id in docs for run_id in imported)

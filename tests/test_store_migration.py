@@ -71,5 +71,22 @@ def test_v5_records_the_ab_design_and_old_jobs_stay_interleaved(tmp_path):
                        "adaptive->'$.rounds_used'->>'1', json_array_length(schedule) "
                        "FROM ab_pairs ORDER BY ab_id").fetchall()
     assert rows == [("ab-new", "duet", "20", "1", 1), ("ab-old", "interleaved", None, None, 1)]
-    assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == 5
+    assert con.execute("SELECT max(version) FROM schema_version").fetchone()[0] == LATEST_VERSION
+    con.close()
+
+
+def test_v6_gives_old_runs_no_sweep_and_no_resumes(tmp_path):
+    """Runs stored before v6 were not jobs of a recorded sweep and were never resumed."""
+    db = tmp_path / "v5.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
+    for version, statements in MIGRATIONS[:5]:
+        for step in statements:
+            step(con) if callable(step) else con.execute(step)
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con.execute("INSERT INTO runs (run_id, status) VALUES ('old', 'interrupted')")
+    con.close()
+    Store(db).close()  # opening migrates
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT run_id, sweep, resumes FROM runs").fetchall() == [("old", None, None)]
     con.close()
