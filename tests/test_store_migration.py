@@ -13,13 +13,19 @@ IDENTITY = {"engine": "rocksdb", "workload": "readrandom", "benchmark": "readran
             "build_variant": "release", "machine_fingerprint": "fp"}
 
 
-def v3_database(path):
+def database_at(path, last: int) -> duckdb.DuckDBPyConnection:
+    """A file migrated up to schema version `last`, open for the test to add old rows."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
-    for version, statements in MIGRATIONS[:3]:
-        for sql in statements:
-            con.execute(sql)
+    for version, statements in MIGRATIONS[:last]:
+        for step in statements:
+            step(con) if callable(step) else con.execute(step)
         con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    return con
+
+
+def v3_database(path):
+    con = database_at(path, 3)
     for old_key, flags in (("old-a", ["-DX=1"]), ("old-b", ["-DX=2"])):
         con.execute("INSERT INTO series VALUES (?, 'rocksdb', 'readrandom', 'readrandom', ?, 1, "
                     "'warm', 'release', 'g++ 12', ?, 'fp')",
@@ -50,12 +56,7 @@ def test_v5_records_the_ab_design_and_old_jobs_stay_interleaved(tmp_path):
     """An ab job stored before v5 ran today's interleaved order: it keeps it as its design (and
     is analysed as pairs); a job written after v5 records its own design and stopping state."""
     db = tmp_path / "v4.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
-    for version, statements in MIGRATIONS[:4]:
-        for step in statements:
-            step(con) if callable(step) else con.execute(step)
-        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con = database_at(db, 4)
     con.execute("INSERT INTO ab_pairs VALUES ('ab-old', 'r-a', 'r-b', 1, true, '[]', '[]', "
                 "'[{\"point\": 1, \"rep\": 1, \"order\": \"ba\"}]', now())")
     con.close()
@@ -78,12 +79,7 @@ def test_v5_records_the_ab_design_and_old_jobs_stay_interleaved(tmp_path):
 def test_v6_gives_old_runs_no_sweep_and_no_resumes(tmp_path):
     """Runs stored before v6 were not jobs of a recorded sweep and were never resumed."""
     db = tmp_path / "v5.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
-    for version, statements in MIGRATIONS[:5]:
-        for step in statements:
-            step(con) if callable(step) else con.execute(step)
-        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con = database_at(db, 5)
     con.execute("INSERT INTO runs (run_id, status) VALUES ('old', 'interrupted')")
     con.close()
     Store(db).close()  # opening migrates
