@@ -15,7 +15,7 @@ from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
-GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
+GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
 # Logs and CI output are not terminals: give tables room instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
