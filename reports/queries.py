@@ -47,6 +47,7 @@ _RUNS = """
            r.cache_state, r.config::VARCHAR AS config, r.overrides::VARCHAR AS overrides,
            r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
            r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified, {resumable}
+           coalesce(r.runner, 'host') AS runner,
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
@@ -101,7 +102,8 @@ _POINTS = f"""
            any_value(r.engine_version) AS engine_version,
            any_value(r.build_variant) AS build_variant,
            any_value(r.machine_fingerprint) AS machine_fingerprint,
-           any_value(r.build_id) AS build_id
+           any_value(r.build_id) AS build_id,
+           coalesce(any_value(r.runner), 'host') AS runner
     FROM measured x JOIN runs r USING (run_id)
     GROUP BY x.run_id, x.series_key
     ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
