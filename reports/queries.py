@@ -51,7 +51,7 @@ _RUNS = """
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
-           b.binary_sha256,
+           b.binary_sha256, json_extract(b.provenance, '$.images')::VARCHAR AS build_images,
            coalesce(c.n_invocations, 0) AS n_invocations, coalesce(c.n_ok, 0) AS n_ok,
            coalesce(c.n_failed, 0) AS n_failed, coalesce(c.workloads, []) AS workloads
     FROM runs r
@@ -122,7 +122,7 @@ _INVOCATIONS = """
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
-                 "params", "command", "conditions", "resumes", "sweep")
+                 "params", "command", "conditions", "resumes", "sweep", "build_images")
 # Schema v6 (resumable runs); a site may read an older file, which it cannot migrate read-only.
 _RESUMABLE = "r.resumes::VARCHAR AS resumes, r.sweep::VARCHAR AS sweep,"
 
