@@ -64,7 +64,15 @@ def test_limits_read_back_recorded_with_the_image_and_nothing_left(tmp_path):
     # The same build key again: the image is found, not rebuilt.
     again = tidemark(tmp_path, "run", *SMALL, "workload=fillseq", "repetitions=1")
     assert f"image {image['tag']}: cached, not rebuilt" in again.stdout
-    assert "image" in proc.stdout
+    assert f"image {image['tag']}: " in proc.stdout
+    # The site names the runner and image on the run page, the limits on each invocation.
+    tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out",
+             str(tmp_path / "build"))
+    page = (tmp_path / "build" / "docs" / "runs" / f"{run_id}.md").read_text()
+    assert f"| Runner | docker: image {image['tag']} ({image['id'][7:19]}, FROM scratch); " \
+           f"memory limit 256 MiB |" in page
+    html = (tmp_path / "build" / "site" / "runs" / f"{run_id}.html").read_text()
+    assert "CPUs 1 and memory limit 256 MiB read back inside" in html
 
 
 def test_an_image_is_built_once_per_build_key(tmp_path):
