@@ -29,12 +29,13 @@ from .analysis.sequential import another_round, undecided
 from .analysis.stats import UNDECIDED, Comparison, Thresholds
 from .build import Build
 from .cgroup import Cgroup, remove_cgroup
+from .docker_client import ContainerSpec
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError, UserError
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
-                       check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
-                       new_run_id, open_results_store, pin_orchestrator, planted_for,
-                       remove_run_data, run_context, run_record)
+                       check_machine_controls, check_pin_cpus, connect_runner, container_runner,
+                       create_run_cgroup, machine_shield, new_run_id, open_results_store,
+                       pin_orchestrator, planted_for, remove_run_data, run_context, run_record)
 from .plan import RunPlan, make_plan
 from .planted import Planted, calibrate
 from .progress import RunProgress
@@ -72,11 +73,12 @@ class AbOptions:
 
 def _start_run(store: Store, side: Side, run_id: str, plan: RunPlan, build: Build,
                facts: dict[str, Any], notes: list[str], ab_id: str,
-               planted: Planted, shielded: Shield | None) -> dict[str, Any]:
+               planted: Planted, shielded: Shield | None,
+               container: ContainerSpec | None) -> dict[str, Any]:
     """Store one side's build and run record; returns its machine state before the run."""
     store.record_build(build)
     record = run_record(run_id, side.conf, plan, build, facts, side.overrides, side.config, notes,
-                        planted, shielded)
+                        planted, shielded, container=container)
     record["label"] = side.conf.label or f"{ab_id} side {side.name}"
     store.start_run(record)
     return record["machine_state"]
@@ -212,12 +214,17 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     pin = cpus or check_pin_cpus(a.conf.machine.pin_cpus)
     for side in sides:
         check_machine_controls(side.conf, pin)
+    dockers = {s.name: connect_runner(s.conf, console) for s in sides}  # either may be docker
     pin_orchestrator(a.conf.machine.orchestrator_cpus)
     store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser(),
                                a.conf.db_lock_wait_s)
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
     harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
+    containers: dict[str, ContainerSpec | None] = {}
+    for s in sides:
+        builds[s.name], containers[s.name] = container_runner(
+            s.conf, dockers[s.name], plans[s.name], builds[s.name], harnesses[s.name], console)
     # One calibration per binary: both sides of one build plant with the same spins per µs.
     calibrate_once = functools.cache(lambda binary: calibrate(binary, pin))
     planted = {s.name: planted_for(s.conf, builds[s.name], pin, calibrate_once, console)
@@ -242,10 +249,12 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
             for s in sides:
                 groups[s.name] = create_run_cgroup(s.conf, run_ids[s.name], pin, shielded)
                 before[s.name] = _start_run(store, s, run_ids[s.name], plans[s.name], builds[s.name],
-                                            facts, notes, ab["ab_id"], planted[s.name], shielded)
+                                            facts, notes, ab["ab_id"], planted[s.name], shielded,
+                                            containers[s.name])
                 ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
                                            facts["fingerprint"], pin, groups[s.name],
-                                           harnesses[s.name], planted[s.name], shielded)
+                                           harnesses[s.name], planted[s.name], shielded,
+                                           containers[s.name])
             store.record_ab(ab)
             status = "interrupted"
             try:

@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -52,6 +52,9 @@ class Build:
     cached: bool = False  # True when this run reused the build without compiling
     source_note: str = ""  # e.g. "Debian patches not applied" for an orig-tarball-only source
     patches: tuple[tuple[str, str], ...] = ()  # our own patches applied: (name, sha256) in order
+    # Container images of this build (runner=docker; container_image.py): kind → tag, id, base.
+    # Added when a run builds or finds them; the store merges them into the build's provenance.
+    images: dict[str, Any] = field(default_factory=dict)
 
 
 def compiler_identity() -> tuple[str, str]:

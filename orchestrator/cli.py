@@ -15,7 +15,7 @@ from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
-GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
+GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
 # Logs and CI output are not terminals: give tables room instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
@@ -345,8 +345,8 @@ def machine_command(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="tidemark machine", description=(
         "check: is this machine ready to benchmark (ok / not ok / not available here, with the "
         "command that fixes it); tune: write the fixes that are plain kernel settings (saved "
-        "for reset); reset: put back what tune changed and remove a shield left by a killed "
-        "run. Overrides pick the profile: tidemark machine check machine=ci-2core"))
+        "for reset); reset: put back what tune changed and remove a shield and containers left "
+        "by a killed run. Overrides pick the profile: tidemark machine check machine=ci-2core"))
     parser.add_argument("action", choices=("check", "tune", "reset"))
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. machine=ci-2core")
     args = parser.parse_args(argv)
@@ -356,8 +356,11 @@ def machine_command(argv: list[str]) -> None:
         for line in system_check.tune(bench) or ["nothing to tune"]:
             console.print(line, markup=False)
     elif args.action == "reset":
+        from .docker_client import reset_containers
+
         removed = shield.remove_leftover_shields()
-        lines = system_check.reset() + [f"removed leftover shield {r}" for r in removed]
+        lines = system_check.reset() + [f"removed leftover shield {r}" for r in removed] + \
+            reset_containers()
         for line in lines or ["nothing to reset"]:
             console.print(line, markup=False)
     table = Table("Item", "Status", "Value", "Fix")

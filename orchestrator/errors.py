@@ -17,6 +17,10 @@ class BuildError(UserError):
     exit_code = 3
 
 
+class RunnerError(UserError):
+    """runner=docker cannot be used here: no daemon answers, or an image does not build."""
+
+
 class StoreError(UserError):
     """The results database is locked, damaged or from a newer Tidemark."""
 

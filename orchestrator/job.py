@@ -15,9 +15,9 @@ from .cgroup import remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError, Interrupted
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
-                       check_machine_controls, check_pin_cpus, create_run_cgroup, machine_shield,
-                       new_run_id, open_results_store, pin_orchestrator, planted_for,
-                       remove_run_data, run_context, run_record)
+                       check_machine_controls, check_pin_cpus, connect_runner, container_runner,
+                       create_run_cgroup, machine_shield, new_run_id, open_results_store,
+                       pin_orchestrator, planted_for, remove_run_data, run_context, run_record)
 from .liveness import this_process
 from .plan import RunPlan, make_plan
 from .progress import RunProgress, summary_table
@@ -75,12 +75,14 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
     check_machine_controls(conf, pin)
+    docker = connect_runner(conf, console)
     pin_orchestrator(conf.machine.orchestrator_cpus)
     store = open_results_store(Path(conf.db), Path(conf.data_dir).expanduser(),
                                conf.db_lock_wait_s)
     prior = _prior_run(store, target.resume, config) if target.resume else None
     build = build_engine_with_progress(conf, console)
     harness = build_harness_if_needed(conf, plan, build, console)
+    build, container = container_runner(conf, docker, plan, build, harness, console)
     planted = planted_for(conf, build, pin, console=console)
     run_id, resumed = new_run_id(), None
     if prior is not None:
@@ -93,13 +95,13 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             store.record_build(build)
             if resumed is None:
                 record = run_record(run_id, conf, plan, build, facts, overrides, config, notes,
-                                    planted, shielded, target.sweep)
+                                    planted, shielded, target.sweep, container)
                 store.start_run(record)
             else:
                 record = {"machine_state": store.resume_run(run_id, this_process(), resumed)}
                 console.print(resume_text(resumed), markup=False, soft_wrap=True)
             ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
-                              planted, shielded)
+                              planted, shielded, container)
             status = "interrupted"
             try:
                 with RunProgress(console, len(plan.steps)) as progress:

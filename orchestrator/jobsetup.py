@@ -5,6 +5,7 @@ write the run record and build the RunContext every step runs under.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import shutil
@@ -19,6 +20,9 @@ from rich.console import Console
 from . import machine, machine_facts, shield, system_check
 from .build import Build, build_engine
 from .cgroup import Cgroup, create_cgroup
+from .container_image import VALGRIND_BIN, ensure_image
+from .docker_client import (ContainerSpec, ImageRef, check_runner_conf, connect_docker,
+                            daemon_facts, remove_leftover_containers)
 from .errors import ConfigError
 from .execute import parse_cpu_list
 from .harness_build import build_harness
@@ -122,6 +126,52 @@ def machine_shield(conf: TidemarkConf, pin: tuple[int, ...],
                 console.print(f"shield: {problem}", markup=False)
 
 
+def connect_runner(conf: TidemarkConf, console: Console) -> Any | None:
+    """runner=docker's daemon client (None for the host runner), refused in one line before
+    anything is built; the containers of runs killed outright are removed first."""
+    r = conf.runner
+    check_runner_conf(r.name, r.base, r.memory_mb, conf.machine.shield)
+    if r.name == "host":
+        return None
+    if conf.callgrind and not VALGRIND_BIN.exists():
+        raise ConfigError("callgrind=true with runner=docker copies valgrind into the image, and "
+                          f"this host has no {VALGRIND_BIN}; run 'make setup'")
+    client = connect_docker()
+    for name in remove_leftover_containers(client):
+        console.print(f"docker: removed leftover container {name}", markup=False)
+    return client
+
+
+def _image_text(ref: ImageRef) -> str:
+    state = "cached, not rebuilt" if ref.built_s is None else f"built in {ref.built_s:.1f} s"
+    return (f"image {ref.tag}: {state} ({ref.image_id[7:19]}, {ref.size_bytes / 2**20:.1f} MB, "
+            f"FROM {ref.base})")
+
+
+def container_runner(conf: TidemarkConf, client: Any | None, plan: RunPlan, build: Build,
+                     harness_binary: str, console: Console) -> tuple[Build, ContainerSpec | None]:
+    """The images of this run's binaries (built unless their tags exist) and its container
+    settings; the build gains the images in its provenance. (build, None) on the host runner."""
+    if client is None:
+        return build, None
+    cache = Path(conf.cache_dir).expanduser()
+    say = lambda text: console.print(text, markup=False)  # noqa: E731
+    images = {}
+    if any(step.format != FORMAT_GBENCH for step in plan.steps):
+        images["db_bench"] = ensure_image(client, build.engine, "engine", build.build_id,
+                                          Path(build.binary_path), conf.runner.base, cache, say)
+    if harness_binary:  # keyed like the harness build: engine build + harness sources
+        images[FORMAT_GBENCH] = ensure_image(client, build.engine, "harness",
+                                             Path(harness_binary).parents[1].name,
+                                             Path(harness_binary), conf.runner.base, cache, say)
+    for ref in images.values():
+        say(_image_text(ref))
+    build = dataclasses.replace(build, images={**build.images,
+                                               **{r.kind: r.record() for r in images.values()}})
+    memory = conf.runner.memory_mb << 20 if conf.runner.memory_mb else None
+    return build, ContainerSpec(images, memory, conf.runner.grace_s, daemon_facts(client), client)
+
+
 def pin_orchestrator(cpus: list[int]) -> None:
     """Keep Tidemark itself off the engine's CPUs where the profile says so."""
     if cpus:
@@ -190,10 +240,13 @@ def machine_state_before(conf: TidemarkConf, shielded: shield.Shield | None) -> 
 def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, facts: dict,
                overrides: list[str], config: dict[str, Any], notes: list[str],
                planted: Planted | None = None, shielded: shield.Shield | None = None,
-               sweep: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The runs row written when the run starts (machine state before, the planted cost and
-    the shield included; the sweep it is a job of)."""
+               sweep: dict[str, Any] | None = None,
+               container: ContainerSpec | None = None) -> dict[str, Any]:
+    """The runs row written when the run starts (machine state before, the planted cost, the
+    shield and the container runner's settings included; the sweep it is a job of)."""
     state = machine_state_before(conf, shielded)
+    if container is not None:
+        state["container"] = container.record()
     if planted is not None and planted.record():
         state["planted"] = planted.record()
     # A shield that could not be applied is said (the run is still what the hardware check says)
@@ -207,14 +260,15 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": state,
             "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said,
-            "sweep": sweep}
+            "sweep": sweep, "runner": conf.runner.name}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
                 pin: tuple[int, ...], group: Cgroup | None, harness_binary: str,
-                planted: Planted | None = None,
-                shielded: shield.Shield | None = None) -> RunContext:
-    """The controls every step of this run runs under."""
+                planted: Planted | None = None, shielded: shield.Shield | None = None,
+                container: ContainerSpec | None = None) -> RunContext:
+    """The controls every step of this run runs under; in containers when `container` is set
+    (perf stat then stays off: it cannot open counters inside one)."""
     planted = planted or Planted()
     cpusets = shielded.cpusets if shielded else None
     procs = group.procs_files if group else \
@@ -224,10 +278,11 @@ def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fi
                       allow_drop_caches=conf.machine.allow_drop_caches,
                       logs_dir=Path(conf.results_dir) / "logs" / run_id,
                       data_dir=Path(conf.data_dir).expanduser() / run_id,
-                      counters=conf.counters and shutil.which("perf") is not None,
+                      counters=conf.counters and shutil.which("perf") is not None
+                      and container is None,
                       cgroup_procs=procs, harness_binary=harness_binary, planted=planted.record(),
                       shield=cpusets, shield_requested=conf.machine.shield,
-                      interference=check_machine_controls(conf, pin))
+                      interference=check_machine_controls(conf, pin), container=container)
 
 
 def remove_run_data(ctx: RunContext) -> None:

@@ -57,6 +57,8 @@ class ProcessResult:
     wrapped_argv: tuple[str, ...] = ()  # what actually ran when a wrapper (perf, valgrind) was used
     involuntary_switches: int | None = None  # rusage ru_nivcsw: the scheduler took the CPU away
     interference: dict[str, Any] = field(default_factory=dict)  # runners/interference.py
+    oom_killed: bool = False  # the container's memory limit killed it (docker State.OOMKilled)
+    container: dict[str, Any] = field(default_factory=dict)  # runners/container.py: achieved
 
 
 @dataclass(frozen=True)

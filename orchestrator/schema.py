@@ -156,11 +156,30 @@ class SuiteConf:
 
 
 @dataclass
+class RunnerConf:
+    """Where each engine process runs: on this host, or in a container through docker-py."""
+
+    name: str = MISSING  # host | docker
+    description: str = ""
+    # docker: the image's base. scratch = the binary, the libraries `ldd` lists, the loader,
+    # Tidemark's exec helper and valgrind's callgrind (docker/engine.Dockerfile); built locally,
+    # never pulled (no image registry is reachable from the machines this targets).
+    base: str = "scratch"
+    # docker: the container's memory limit (memory and memory+swap: no swap); null = none.
+    memory_mb: Optional[int] = 4096
+    # docker: seconds given to the container to start and stop beyond the run's timeout_s,
+    # before Tidemark kills it from the host (the exec helper inside already kills the engine
+    # at timeout_s).
+    grace_s: float = 20.0
+
+
+@dataclass
 class TidemarkConf:
     machine: MachineConf = MISSING
     engine: EngineConf = MISSING
     build: BuildConf = MISSING
     cache: CacheConf = MISSING
+    runner: RunnerConf = MISSING
     # A single workload (workload=readrandom) runs alone; otherwise the suite's items run.
     workload: Optional[WorkloadConf] = None
     suite: Optional[SuiteConf] = None
@@ -206,3 +225,4 @@ def register_schemas() -> None:
     cs.store(group="workload", name="workload_schema", node=WorkloadConf)
     cs.store(group="cache", name="cache_schema", node=CacheConf)
     cs.store(group="suite", name="suite_schema", node=SuiteConf)
+    cs.store(group="runner", name="runner_schema", node=RunnerConf)

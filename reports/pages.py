@@ -96,6 +96,19 @@ def status_text(run: pd.Series) -> str:
     return run["status"] + (f" (resumed{times})" if resumes else "")
 
 
+def runner_text(run: pd.Series) -> str:
+    """'host', or the container runner with its images and memory limit (runs.machine_state)."""
+    runner = run.get("runner") or "host"
+    container = (run.get("machine_state") or {}).get("container") or {}
+    if runner != "docker" or not container:
+        return runner
+    images = ", ".join(f"{ref['tag']} ({str(ref['id'])[7:19]}, FROM {ref['base']})"
+                       for ref in (container.get("images") or {}).values())
+    memory = container.get("memory_bytes")
+    limit = f"memory limit {memory / 2**20:,.0f} MiB" if memory else "no memory limit"
+    return f"docker: image {images}; {limit}"
+
+
 def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
     """Key facts of one run as (label, value) pairs."""
     return [
@@ -103,6 +116,7 @@ def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
         ("Started", date(run["started_at"])),
         ("Engine", f"{run['engine']} {run['engine_version']}"),
         ("Build variant", run["build_variant"]),
+        ("Runner", runner_text(run)),
         ("Machine", f"{run['hostname']} ({run['cpu_model']}, {run['logical_cpus']} CPUs)"),
         ("Status", status_text(run)),
         ("Invocations ok / failed",
@@ -146,7 +160,8 @@ def runs_index(runs: pd.DataFrame) -> dict[str, Any]:
              "status": status_text(run) + ("" if run["verified"] else " ⚠ unverified"),
              "ok_n": Link(f"{run['n_ok']}/{run['n_invocations']}",
                           f"{slug(run['run_id'])}.md#invocations"),
-             "host": run["hostname"], "label": run["label"]}
+             "host": run["hostname"], "runner": run.get("runner") or "host",
+             "label": run["label"]}
             for _, run in runs.iterrows()]
     return {"rows": rows}
 

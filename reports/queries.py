@@ -47,10 +47,11 @@ _RUNS = """
            r.cache_state, r.config::VARCHAR AS config, r.overrides::VARCHAR AS overrides,
            r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
            r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified, {resumable}
+           coalesce(r.runner, 'host') AS runner,
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
-           b.binary_sha256,
+           b.binary_sha256, json_extract(b.provenance, '$.images')::VARCHAR AS build_images,
            coalesce(c.n_invocations, 0) AS n_invocations, coalesce(c.n_ok, 0) AS n_ok,
            coalesce(c.n_failed, 0) AS n_failed, coalesce(c.workloads, []) AS workloads
     FROM runs r
@@ -101,7 +102,8 @@ _POINTS = f"""
            any_value(r.engine_version) AS engine_version,
            any_value(r.build_variant) AS build_variant,
            any_value(r.machine_fingerprint) AS machine_fingerprint,
-           any_value(r.build_id) AS build_id
+           any_value(r.build_id) AS build_id,
+           coalesce(any_value(r.runner), 'host') AS runner
     FROM measured x JOIN runs r USING (run_id)
     GROUP BY x.run_id, x.series_key
     ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
@@ -120,7 +122,7 @@ _INVOCATIONS = """
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
-                 "params", "command", "conditions", "resumes", "sweep")
+                 "params", "command", "conditions", "resumes", "sweep", "build_images")
 # Schema v6 (resumable runs); a site may read an older file, which it cannot migrate read-only.
 _RESUMABLE = "r.resumes::VARCHAR AS resumes, r.sweep::VARCHAR AS sweep,"
 

@@ -58,7 +58,8 @@ def build_rows(run: pd.Series) -> list[tuple[str, Any]]:
         ("Binary sha256", run["binary_sha256"]),
         ("Cached build", "yes" if run["build_cached"] else "no"),
         ("Tidemark commit", run["tidemark_sha"]),
-    ]
+    ] + [(f"Container image ({kind})", f"{ref['tag']} ({ref['id']}, FROM {ref['base']})")
+         for kind, ref in sorted((run.get("build_images") or {}).items())]
 
 
 def facts_rows(facts: dict[str, Any] | None) -> list[tuple[str, str]]:

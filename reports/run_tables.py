@@ -109,9 +109,24 @@ def conditions_text(conditions: dict[str, Any]) -> str:
     if conditions.get("cgroups"):
         parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
     parts += interference_text(conditions)
+    if conditions.get("container"):
+        parts.append(container_text(conditions["container"]))
     if conditions.get("counters_unavailable"):
         parts.append("counters unavailable: " + ", ".join(conditions["counters_unavailable"]))
     return "; ".join(parts)
+
+
+def container_text(container: dict[str, Any]) -> str:
+    """The container an invocation ran in (runner=docker): its image and the limits read back
+    inside it."""
+    memory = container.get("memory_limit_bytes")
+    limit = f"{memory / 2**20:,.0f} MiB" if isinstance(memory, int) and memory < 2**62 else "none"
+    text = (f"docker container of image {container.get('image')} "
+            f"({str(container.get('image_id'))[7:19]}, FROM {container.get('base')}): CPUs "
+            f"{container.get('cpus_allowed_list')} and memory limit {limit} read back inside")
+    if container.get("oom_killed"):
+        text += ", ⚠ OOM-killed at that limit"
+    return f"{text}; page cache: {container.get('page_cache')}"
 
 
 def interference_text(conditions: dict[str, Any]) -> list[str]:

@@ -15,7 +15,7 @@ from .tables import Page, Section, Table, describe, group_key, linked, point_hre
 SWEPT = ("num", "value_size")
 VARIANT_PARAMS = ("compression",)
 EXPONENT_TOLERANCE = 0.10  # |Δ exponent| above this is flagged as a departure
-BASELINE_VALUES = {"compression": "none", "build_variant": "release"}
+BASELINE_VALUES = {"compression": "none", "build_variant": "release", "runner": "host"}
 
 
 def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
@@ -142,31 +142,36 @@ def param_variant_sections(points: pd.DataFrame) -> list[Section]:
     return sections
 
 
-def build_variant_sections(points: pd.DataFrame) -> list[Section]:
-    """Same engine version, machine and series except the build variant, across runs."""
+def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[Section]:
+    """Same engine version, machine and series except `column` (the build variant, the
+    runner), across runs: the newest run of each value against the baseline value."""
     frame = with_identity(points)
-    keys = group_key(frame, ("build_variant",)) + ["engine_version"]
+    keys = group_key(frame, (column,)) + ["engine_version"]
     sections = []
     for _, group in frame.groupby(keys, sort=False, dropna=False):
-        latest = group.sort_values(["started_at", "run_id"]).groupby("build_variant").tail(1)
+        latest = group.sort_values(["started_at", "run_id"]).groupby(column).tail(1)
         if len(latest) < 2:
             continue
         first = latest.iloc[0]
-        text = Markup("{} {} · newest run of each variant, {}").format(
-            escape_text(first["engine"]), escape_text(first["engine_version"]),
+        text = Markup("{} {} · newest run of each {}, {}").format(
+            escape_text(first["engine"]), escape_text(first["engine_version"]), label,
             date(latest["started_at"].max()))
-        sections.append(Section(f"{first['workload']} · build variant · {describe(first, ('build_variant',))}",
-                                text=text, tables=[Table(RATIO_COLUMNS,
-                                                         ratio_rows(latest, "build_variant"))]))
+        sections.append(Section(f"{first['workload']} · {label} · {describe(first, (column,))}",
+                                text=text, tables=[Table(RATIO_COLUMNS, ratio_rows(latest, column))]))
     return sections
 
 
 def variants_page(points: pd.DataFrame) -> Page:
-    sections = param_variant_sections(points) + build_variant_sections(points) if not points.empty else []
+    sections = param_variant_sections(points) + across_runs_sections(
+        points, "build_variant", "build variant") + across_runs_sections(
+        points, "runner", "runner") if not points.empty else []
     intro = Markup(
         "A against B with everything else equal: a parameter such as compression within one "
-        "run, or the build variant (release vs asan/debug) across runs of the same engine "
-        "version on the same machine. **Slowdown ratio** = baseline ops/s ÷ variant ops/s; "
+        "run, or the build variant (release vs asan/debug) or the runner (host vs docker) "
+        "across runs of the same engine version on the same machine. **Slowdown ratio** = baseline ops/s ÷ variant ops/s; "
         "**overhead** = (slowdown − 1) × 100 %, the extra time per operation the variant costs. "
-        "The baseline is compression=none and the release build where present.")
+        "The baseline is compression=none, the release build and the host runner where "
+        "present: the runner rows give the container runner's overhead against the host "
+        "(`runner=docker`); for a figure measured side by side, interleaved in one job, see "
+        "`benchmarks/docker_overhead.py`.")
     return Page("Variants", intro, sections, empty="No variant pair has been measured yet.")

@@ -8,7 +8,7 @@ APT_PACKAGES=(
   build-essential g++ cmake python3-venv ninja-build ccache pkg-config dpkg-dev git
   libgflags-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
   libgtest-dev libgmock-dev libbenchmark-dev util-linux linux-perf valgrind hyperfine
-  chromium chromium-driver
+  chromium chromium-driver docker.io
 )
 # Newer suites only as deb-src, for newer engine versions (conf/engine/rocksdb.yaml `versions`).
 EXTRA_SRC_SUITES=(trixie sid)
@@ -59,11 +59,24 @@ write_deb_src
 missing=$(missing_packages)
 if [ -n "$missing" ] || [ ! -f "$STAMP" ]; then
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
+  # Other engineers' setups may hold the dpkg lock: wait for it instead of failing.
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
-    $SUDO apt-get install -y -qq --no-install-recommends $missing
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing
   fi
   $SUDO mkdir -p "$(dirname "$STAMP")"
   $SUDO touch "$STAMP"
+fi
+
+# runner=docker needs a daemon. There is no systemd here: start dockerd in the background when
+# none answers, and leave it running for later commands (its log is in /var/log/dockerd.log).
+if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1; then
+  echo "tidemark setup: starting dockerd in the background (log: /var/log/dockerd.log)"
+  $SUDO sh -c 'setsid nohup dockerd >>/var/log/dockerd.log 2>&1 </dev/null &'
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  docker info >/dev/null 2>&1 || echo "tidemark setup: dockerd did not answer within 30 s; see /var/log/dockerd.log (runner=docker will say so; runner=host is unaffected)" >&2
 fi

@@ -10,7 +10,8 @@ from orchestrator.plan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP, make_pl
 CONF = Path(__file__).resolve().parents[1] / "conf"
 
 
-@pytest.mark.parametrize("group", ["machine", "engine", "build", "workload", "cache", "suite"])
+@pytest.mark.parametrize("group", ["machine", "engine", "build", "workload", "cache", "suite",
+                                   "runner"])
 def test_every_group_option_composes_and_plans(compose_conf, group):
     for option in sorted(p.stem for p in (CONF / group).glob("*.yaml")):
         overrides = [f"{group}={option}"]

@@ -1,7 +1,8 @@
 """The one step-runner interface: the loop runs every step through it and never knows which.
 
-Like hyperfine's Executor trait: db_bench.py and gbench.py implement it on this host; a
-container runner would implement it too, and the loop's tests use a fake one.
+Like hyperfine's Executor trait: db_bench.py and gbench.py implement it, each with an executor
+that runs its process on this host (process.py) or in a container (container.py); the loop's
+tests use a fake one.
 """
 from __future__ import annotations
 

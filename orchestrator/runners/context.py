@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..build import Build
+from ..docker_client import ContainerSpec
 from ..plan import RunPlan, Step, series_identity
 from ..shield import ShieldCpusets
 from .interference import InterferencePolicy
@@ -33,6 +34,8 @@ class RunContext:
     shield: ShieldCpusets | None = None  # the applied shield, read back after each process
     shield_requested: str = "none"  # machine.shield, recorded also where it could not be applied
     interference: InterferencePolicy = InterferencePolicy()
+    # runner=docker: every process of the run in its own container (runners/container.py)
+    container: ContainerSpec | None = None
 
 
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_OK, STATUS_PARSE_E
 from .base import StepOutcome
 from .cache import prepare_cache, verify_cache
 from .context import RunContext, step_identity
-from .process import process_conditions, read_counters, run_wrapped_process
+from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
 
 
@@ -85,7 +85,11 @@ def db_bench_outcome(ctx: RunContext, step: Step, result: ProcessResult, stem: P
 
 
 class DbBenchRunner:
-    """A StepRunner for db_bench steps of either engine."""
+    """A StepRunner for db_bench steps of either engine; `execute` says where the process runs
+    (on this host, or in a container: runners/container.py)."""
+
+    def __init__(self, execute: Execute = run_wrapped_process):
+        self.execute = execute
 
     def run(self, ctx: RunContext, step: Step) -> StepOutcome:
         db_dir = ctx.data_dir / step.db_key
@@ -93,5 +97,5 @@ class DbBenchRunner:
         conditions = prepare_cache(ctx, step, db_dir)
         argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir,
                               stem.with_suffix(".report.csv"), conditions.get("block_cache_bytes"))
-        result = run_wrapped_process(ctx, step, argv, stem)
+        result = self.execute(ctx, step, argv, stem)
         return db_bench_outcome(ctx, step, result, stem, conditions)

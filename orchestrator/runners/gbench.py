@@ -30,7 +30,7 @@ from ..plan import Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_SKIPPED, ProcessResult
 from .base import StepOutcome
 from .context import RunContext, step_identity
-from .process import process_conditions, read_counters, run_wrapped_process
+from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
 
 _STATUS = {ROW_OK: STATUS_OK, ROW_FAILED: STATUS_FAILED}
@@ -106,11 +106,15 @@ def gbench_outcome(ctx: RunContext, step: Step, result: ProcessResult, stem: Pat
 
 
 class GbenchRunner:
-    """A StepRunner for gbench_json steps: the harness runs every repetition of its filter."""
+    """A StepRunner for gbench_json steps: the harness runs every repetition of its filter;
+    `execute` says where the process runs, as for db_bench."""
+
+    def __init__(self, execute: Execute = run_wrapped_process):
+        self.execute = execute
 
     def run(self, ctx: RunContext, step: Step) -> StepOutcome:
         stem = ctx.logs_dir / f"{step.seq:04d}-{step.phase}-{step.workload}"
         db_dir = ctx.data_dir / step.db_key
         argv = gbench_command(Path(ctx.harness_binary), step, db_dir, stem.with_suffix(".gbench.json"))
-        result = run_wrapped_process(ctx, step, argv, stem)
+        result = self.execute(ctx, step, argv, stem)
         return gbench_outcome(ctx, step, result, stem)

@@ -23,7 +23,7 @@ from .base import StepOutcome, StepRunner
 from .context import RunContext, step_identity
 from .interference import judge_attempt
 from .records import invocation_record, skipped_invocation
-from .select import host_step_runner
+from .select import step_runner
 
 
 class Reporter(Protocol):
@@ -105,7 +105,7 @@ class RunLoop:
     def __init__(self, store: InvocationStore, reporter: Reporter, total: int,
                  runner_for: RunnerFor | None = None):
         self.store, self.reporter, self.total = store, reporter, total
-        self.runner_for = runner_for or host_step_runner
+        self.runner_for = runner_for or step_runner
         self.failed_points: dict[tuple[str, int], str] = {}
         self.shift: dict[str, int] = {}
         self.index = 0

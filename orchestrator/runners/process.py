@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..adapters.callgrind import callgrind_command
 from ..adapters.perf_csv import perf_command
@@ -22,7 +22,12 @@ from .context import RunContext
 from .interference import interference, sample_cpus
 
 
-def _wrap(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]:
+# Where a step runner's process runs: run_wrapped_process here, run_in_container (container.py).
+Execute = Callable[[RunContext, Step, list[str], Path], ProcessResult]
+
+
+def wrapped_command(ctx: RunContext, step: Step, argv: list[str], stem: Path) -> list[str]:
+    """argv under the step's wrapper: callgrind for a callgrind step, perf stat with counters."""
     if step.phase == PHASE_CALLGRIND:
         return callgrind_command(argv, str(stem.with_suffix(".callgrind.out")))
     if ctx.counters:
@@ -37,7 +42,7 @@ def run_wrapped_process(ctx: RunContext, step: Step, argv: list[str], stem: Path
     The result carries the engine's own argv and exit status; the wrapper is in `wrapped_argv`;
     the CPU time other tasks took from its CPUs meanwhile is in `interference`.
     """
-    wrapped = _wrap(ctx, step, argv, stem)
+    wrapped = wrapped_command(ctx, step, argv, stem)
     before = sample_cpus()
     result = run_process(wrapped, stem.with_suffix(".stdout"), stem.with_suffix(".stderr"),
                          ctx.plan.timeout_s, ctx.run_env, ctx.pin_cpus, ctx.cgroup_procs)
@@ -69,6 +74,9 @@ def process_conditions(ctx: RunContext, result: ProcessResult) -> dict[str, Any]
         conditions["shield"] = {"mode": ctx.shield_requested, "applied": False}
     if result.interference:
         conditions["interference"] = result.interference
+    if result.container:  # the container runner: what was read back inside it, the image
+        conditions["runner"] = "docker"
+        conditions["container"] = dict(result.container)
     return conditions
 
 

@@ -22,6 +22,11 @@ def process_failure(result: ProcessResult, timeout_s: float) -> tuple[str, str] 
     """(status, error) for a process that did not finish cleanly; None when it did."""
     last = next((ln.strip() for ln in reversed(result.stderr.splitlines()) if ln.strip()), "")
     last = last.split("\r")[-1][:200]
+    if result.oom_killed:
+        limit = result.container.get("memory_limit_bytes")
+        at = f" of {limit / 2**20:,.0f} MiB" if isinstance(limit, int) else ""
+        return STATUS_FAILED, (f"killed by the container's memory limit{at} (OOM); raise "
+                               f"runner.memory_mb or lower workload.params.num: {last}").rstrip(": ")
     if result.timed_out:
         return STATUS_TIMEOUT, (f"killed after {timeout_s:g} s (timeout_s={timeout_s:g}); raise "
                                 f"timeout_s or lower workload.params.num")

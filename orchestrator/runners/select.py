@@ -1,16 +1,23 @@
-"""Which StepRunner runs a step on this host: by the step's output format."""
+"""Which StepRunner runs a step: by the step's output format, on the host or in a container.
+
+A step runner decides what to run and how to read it; its executor decides where the process
+runs (process.py on this host, container.py in a container), so both runners share the command
+lines, cache states, adapters and invocation records.
+"""
 from __future__ import annotations
 
 from ..plan import FORMAT_GBENCH, Step
 from .base import StepRunner
+from .container import run_in_container
 from .context import RunContext
 from .db_bench import DbBenchRunner
 from .gbench import GbenchRunner
 
 _HOST_RUNNERS: dict[str, StepRunner] = {"db_bench": DbBenchRunner(), FORMAT_GBENCH: GbenchRunner()}
+_CONTAINER_RUNNERS: dict[str, StepRunner] = {"db_bench": DbBenchRunner(run_in_container),
+                                             FORMAT_GBENCH: GbenchRunner(run_in_container)}
 
 
-def host_step_runner(ctx: RunContext, step: Step) -> StepRunner:
-    """The runner of a step on this host; a container runner would be chosen here from ctx."""
-    del ctx  # every context runs on the host today
-    return _HOST_RUNNERS[step.format]
+def step_runner(ctx: RunContext, step: Step) -> StepRunner:
+    """The runner of a step: in a container when the run's context has one (runner=docker)."""
+    return (_CONTAINER_RUNNERS if ctx.container is not None else _HOST_RUNNERS)[step.format]

@@ -160,6 +160,10 @@ class Store:
              build.source_package, build.source_version, build.compiler,
              build.compiler_version, build.cmake_version, _json(list(build.cmake_flags)),
              build.build_seconds, build.binary_sha256, _json(asdict(build)), build.created_at])
+        if build.images:  # a build first stored by a host run gains its images later
+            self.con.execute("UPDATE builds SET provenance = json_merge_patch(coalesce(provenance, "
+                             "'{}'), ?) WHERE build_id = ?",
+                             [_json({"images": build.images}), build.build_id])
 
     @_session
     def start_run(self, run: dict[str, Any]) -> None:
