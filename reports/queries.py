@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Sequence
 
 import duckdb
 import pandas as pd
@@ -32,7 +33,10 @@ _METRICS_WIDE = f"""
            coalesce(max(value) FILTER (WHERE name = 'mb_per_sec'),
                     max(value) FILTER (WHERE name = 'bytes_per_second') / 1e6) AS mb,
            max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
-    FROM metrics GROUP BY invocation_id"""
+    FROM metrics {{where}} GROUP BY invocation_id"""
+# The invocations of the runs a read is about (its parameter: their ids), for the pivot above.
+_OF_RUNS = """WHERE invocation_id IN (SELECT invocation_id FROM invocations
+                                    WHERE run_id IN (SELECT unnest(?::VARCHAR[])))"""
 
 _RUNS = """
     WITH counts AS (
@@ -60,6 +64,10 @@ _RUNS = """
     LEFT JOIN counts c ON c.run_id = r.run_id
     ORDER BY r.started_at DESC, r.run_id DESC"""
 
+# The points' order: oldest run first, then workload, threads and series (a total order: one
+# point per run and series), wherever points are read or put together.
+POINTS_ORDER = "started_at, run_id, workload, threads, series_key"
+
 # One row per (run, series): the medians and spread over its measured repetitions.
 _POINTS = f"""
     WITH measured AS (
@@ -69,7 +77,7 @@ _POINTS = f"""
                i.status IN ('ok', 'condition_not_met') AS ran
         FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
         -- An attempt the interference policy rejected and ran again is not a repetition.
-        WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')})
+        WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')} {{runs}})
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
            any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
            any_value(x.params::VARCHAR) AS params, any_value(x.cache_state) AS cache_state,
@@ -106,7 +114,7 @@ _POINTS = f"""
            coalesce(any_value(r.runner), 'host') AS runner
     FROM measured x JOIN runs r USING (run_id)
     GROUP BY x.run_id, x.series_key
-    ORDER BY started_at, x.run_id, workload, threads, x.series_key"""
+    ORDER BY {POINTS_ORDER}"""
 
 # The columns of every invocation row; the newest runs' pages add the detail columns.
 _INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase,
@@ -137,7 +145,7 @@ def open_results(db: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _decode_json(df: pd.DataFrame) -> pd.DataFrame:
+def decode_json(df: pd.DataFrame) -> pd.DataFrame:
     """JSON text columns → Python objects, so page builders never parse. Equal texts (params
     and notes repeat across runs) are decoded once and share one object: builders never mutate."""
     decoded: dict[str, object] = {}
@@ -155,28 +163,46 @@ def _decode_json(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _metrics_wide(con: duckdb.DuckDBPyConnection) -> None:
-    """Pivot the metrics once per connection (a temporary table; the DB stays read-only)."""
-    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS metrics_wide AS {_METRICS_WIDE}")
+def _metrics_wide(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> None:
+    """Pivot the metrics of `run_ids`' invocations (None: every run's) into the temporary table
+    the reads join (the DB stays read-only); each read makes its own, for the runs it reads."""
+    if run_ids is None:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE metrics_wide AS {_METRICS_WIDE.format(where='')}")
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE metrics_wide AS "
+                    f"{_METRICS_WIDE.format(where=_OF_RUNS)}", [list(run_ids)])
 
 
 def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every run, newest first, with its build, machine and invocation counts."""
     resumable = _RESUMABLE if has_column(con, "runs", "resumes") else \
         "NULL::VARCHAR AS resumes, NULL::VARCHAR AS sweep,"
-    return _decode_json(con.execute(_RUNS.format(resumable=resumable)).df())
+    return decode_json(con.execute(_RUNS.format(resumable=resumable)).df())
 
 
 def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per (run, series), oldest run first: medians, min/max/mean/std of ops/s."""
     _metrics_wide(con)
-    return _decode_json(con.execute(_POINTS).df())
+    return decode_json(con.execute(_POINTS.format(runs="")).df())
+
+
+def create_points_table(con: duckdb.DuckDBPyConnection, name: str,
+                        run_ids: Sequence[str] | None) -> None:
+    """The points of `run_ids` (None: every run) as temporary table `name`, in SQL types, so
+    points read at different times are put together by DuckDB exactly as one read would be."""
+    _metrics_wide(con, run_ids)
+    if run_ids is None:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {_POINTS.format(runs='')}")
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS "
+                    f"{_POINTS.format(runs='AND i.run_id IN (SELECT unnest(?::VARCHAR[]))')}",
+                    [list(run_ids)])
 
 
 def read_invocations(con: duckdb.DuckDBPyConnection, run_ids: list[str],
                      detail: bool = True) -> pd.DataFrame:
     """The invocations of `run_ids` (all phases and statuses) with their headline metrics;
     without `detail`, only what a compact invocation table shows (no command, log, conditions)."""
-    _metrics_wide(con)
+    _metrics_wide(con, run_ids)
     columns = _INVOCATION_COLUMNS + (_DETAIL_COLUMNS if detail else "")
-    return _decode_json(con.execute(_INVOCATIONS.format(columns=columns), [run_ids]).df())
+    return decode_json(con.execute(_INVOCATIONS.format(columns=columns), [run_ids]).df())

@@ -35,12 +35,15 @@ def write_page(env: jinja2.Environment, template: str, path: Path, **context: An
     return path
 
 
-def write_config(out: Path, base_config: Path, nav: list[Any]) -> Path:
-    """out/mkdocs.yml: inherits the repo's config; only paths, scripts and nav are generated."""
+def write_config(out: Path, base_config: Path, nav: list[Any], exclude_docs: str = "") -> Path:
+    """out/mkdocs.yml: inherits the repo's config; only paths, scripts and nav are generated,
+    and `exclude_docs`: pages MkDocs sees (their links resolve) but does not build."""
     config = {"INHERIT": str(base_config.resolve()), "docs_dir": "docs", "site_dir": "site",
               "extra_javascript": ["assets/plotly.min.js", "assets/tidemark.js"], "nav": nav,
               # One page per run is too many for the nav; the runs list links them all.
               "not_in_nav": "/runs/*.md"}
+    if exclude_docs:
+        config["exclude_docs"] = exclude_docs
     path = out / "mkdocs.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path

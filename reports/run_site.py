@@ -1,22 +1,42 @@
-"""The runs list and one page per run (wiring): the Markdown pages go to MkDocs, their big HTML
-tables are rendered while MkDocs builds and put into the built pages afterwards."""
+"""The runs list and one page per run (wiring): each run page's Markdown, the key its HTML is
+cached under, and its big HTML tables. MkDocs builds the runs list and the page shell; the run
+pages themselves are built beside it (run_assembly.py, page_shell.py), each only when its key
+or what its links point to changed since the last build into the same out folder."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import jinja2
 import pandas as pd
 
-from . import queries, render, slots
+from . import queries, render
 from .format import slug
+from .page_shell import SHELL, shell_markdown
 from .pages import runs_index
 from .run_page import result_rows, run_page
 from .run_tables import COMPACT_HEADER, HEADER, compact_rows, detailed_rows
+from .site_cache import digest
 
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
 # row (and its permalink) per invocation without them, so a long history builds quickly.
 DETAILED_RUN_PAGES = 100
+FOLDER = "runs"
+# MkDocs builds only these pages of the folder; it still sees the others, to resolve links.
+BUILT_BY_MKDOCS = ("index.md", f"{SHELL}.md")
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One run's page: its Markdown source (docs-relative) and the hash of everything its HTML
+    body is made from: the page's context, the run's fingerprint in the DB, its logs."""
+
+    run_id: str
+    src: str
+    key: str
+    detailed: bool
 
 
 def detailed_runs(runs: pd.DataFrame) -> set[str]:
@@ -24,19 +44,50 @@ def detailed_runs(runs: pd.DataFrame) -> set[str]:
     return set(runs["run_id"].head(DETAILED_RUN_PAGES))
 
 
+def exclude_from_mkdocs() -> str:
+    """The generated config's exclude_docs: every run page but the list and the shell."""
+    return "".join([f"/{FOLDER}/*.md\n"] + [f"!/{FOLDER}/{name}\n" for name in BUILT_BY_MKDOCS])
+
+
+def log_files(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, str]:
+    """run id → a hash of the size and time of each of its invocations' logs: a detailed page
+    shows the end of every log still on disk, so a log that changed or went changes the page."""
+    rows = con.execute("SELECT run_id, seq, log_path FROM invocations WHERE run_id IN "
+                       "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id, seq", [run_ids]).fetchall()
+    facts: dict[str, list[object]] = {run: [] for run in run_ids}
+    for run_id, seq, log_path in rows:
+        path = Path(log_path) if log_path else None
+        stat = path.stat() if path is not None and path.is_file() else None
+        facts[run_id].append((seq, log_path, stat and (stat.st_size, stat.st_mtime_ns)))
+    return {run: digest(found) for run, found in facts.items()}
+
+
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
-                    points: pd.DataFrame) -> None:
-    """runs/index.md and runs/<id>.md for every run (every run keeps its permalink); each page
-    has slots for its tables (`write_run_tables`)."""
-    render.write_page(env, "runs.md.j2", docs / "runs" / "index.md", page=runs_index(runs))
+                    points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
+                    previous: dict[str, str]) -> list[RunPage]:
+    """runs/index.md, the shell, and runs/<id>.md of every run, newest first; a run page whose
+    key is the one in `previous` (run id → key of the last build) keeps last build's file."""
+    folder = docs / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    render.write_page(env, "runs.md.j2", folder / "index.md", page=runs_index(runs))
+    (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
     detailed, with_points = detailed_runs(runs), set(points["run_id"])
     template = env.get_template("run.md.j2")
+    pages = []
     for _, run in runs.iterrows():
         run_id = run["run_id"]
         page = run_page(run, has_results=run_id in detailed and run_id in with_points,
                         compact=run_id not in detailed)
-        (docs / "runs" / f"{slug(run_id)}.md").write_text(template.render(page=page),
-                                                          encoding="utf-8")
+        source = folder / f"{slug(run_id)}.md"
+        key = digest(page, fingerprints[run_id], logs.get(run_id), run_id in detailed)
+        if previous.get(run_id) != key or not source.is_file():
+            source.write_text(template.render(page=page), encoding="utf-8")
+        pages.append(RunPage(run_id, f"{FOLDER}/{source.name}", key, run_id in detailed))
+    current = {Path(page.src).name for page in pages} | set(BUILT_BY_MKDOCS)
+    for stale in folder.glob("*.md"):  # removed runs: their links must not resolve any more
+        if stale.name not in current:
+            stale.unlink()
+    return pages
 
 
 def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
@@ -52,29 +103,32 @@ def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
     return tails
 
 
-def write_run_tables(env: jinja2.Environment, fragments: Path, db: Path, runs: pd.DataFrame,
-                     points: pd.DataFrame) -> None:
-    """The results and invocation tables of each run page, as HTML slots (see slots.py)."""
-    detailed = detailed_runs(runs)
-    older = [run_id for run_id in runs["run_id"] if run_id not in detailed]
+def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
+               points: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """run id → slot name → the HTML of that run page's results and invocation tables."""
+    recent = sorted(page.run_id for page in pages if page.detailed)
+    older = sorted(page.run_id for page in pages if not page.detailed)
     con = queries.open_results(db)
     try:
-        recent = queries.read_invocations(con, sorted(detailed))
-        compact = queries.read_invocations(con, older, detail=False)
+        detail = queries.read_invocations(con, recent) if recent else None
+        compact = queries.read_invocations(con, older, detail=False) if older else None
     finally:
         con.close()
     results, invocations = (env.get_template(f"run_{name}.html.j2")
                             for name in ("results", "invocations"))
-    points_by_run = dict(tuple(points[points["run_id"].isin(detailed)].groupby("run_id")))
-    recent_rows = detailed_rows(recent, _log_tails(recent))
-    for run_id in detailed:
-        page = f"runs/{slug(run_id)}"
-        if run_id in points_by_run:
-            slots.save(fragments, page, "results",
-                       results.render(results=result_rows(points_by_run[run_id])))
-        slots.save(fragments, page, "invocations", invocations.render(
-            header=HEADER, compact=False, rows=recent_rows.get(run_id, "")))
-    compact_by_run = compact_rows(compact)
-    for run_id in older:
-        slots.save(fragments, f"runs/{slug(run_id)}", "invocations", invocations.render(
-            header=COMPACT_HEADER, compact=True, rows=compact_by_run.get(run_id, "")))
+    tables: dict[str, dict[str, str]] = {}
+    if detail is not None:
+        rows = detailed_rows(detail, _log_tails(detail))
+        mine = points[points["run_id"].isin(recent)]
+        for run_id, run_points in mine.groupby("run_id"):
+            tables.setdefault(run_id, {})["results"] = results.render(
+                results=result_rows(run_points))
+        for run_id in recent:
+            tables.setdefault(run_id, {})["invocations"] = invocations.render(
+                header=HEADER, compact=False, rows=rows.get(run_id, ""))
+    if compact is not None:
+        rows = compact_rows(compact)
+        for run_id in older:
+            tables[run_id] = {"invocations": invocations.render(
+                header=COMPACT_HEADER, compact=True, rows=rows.get(run_id, ""))}
+    return tables

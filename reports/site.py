@@ -17,7 +17,7 @@ from orchestrator.gate import GateConf
 from orchestrator.store.connection import check_database, connect, damage_error, snapshot
 from orchestrator.store.reads import aa_pairs, parse_selector
 
-from . import aggregates, charts, queries, render, slots
+from . import aggregates, charts, queries, read_cache, render, slots
 from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
 from .comparisons import SiteVerdicts, read_verdicts
 from .conditions import cache_states_page, scaling_page
@@ -27,8 +27,11 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
-from .run_site import write_run_pages, write_run_tables
+from .run_assembly import place_run_pages, previous_keys, start_bodies
+from .run_site import (FOLDER as RUNS_FOLDER, detailed_runs, exclude_from_mkdocs, log_files,
+                       write_run_pages)
 from .noise_table import noise_table
+from .site_cache import SiteCache
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
 from .tables import Page
@@ -56,17 +59,41 @@ class Results:
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
 
 
+@dataclass(frozen=True)
+class RunReads:
+    """What the run pages need, read first so that their worker starts early."""
+
+    runs: pd.DataFrame
+    points: pd.DataFrame
+    fingerprints: dict[str, str]  # run id → a hash of all the DB holds about it (read_cache)
+    logs: dict[str, str]  # detailed run id → a hash of its logs' sizes and times
+
+
 def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
     """workload → the newest run that measured it (points are oldest first)."""
     return dict(zip(points["workload"], points["run_id"]))
 
 
-def read_results(db: Path, gate: GateConf) -> Results:
+def read_runs(db: Path, cache: SiteCache) -> RunReads:
+    """Runs and points, the points of runs unchanged since the last build from its cache."""
+    con = queries.open_results(db)
+    try:
+        runs = queries.read_runs(con)
+        fingerprints = read_cache.run_fingerprints(con, cache)
+        points = read_cache.read_points(con, cache, fingerprints)
+        return RunReads(runs, points, fingerprints, log_files(con, sorted(detailed_runs(runs))))
+    finally:
+        con.close()
+
+
+def read_results(db: Path, gate: GateConf, first: RunReads | None = None) -> Results:
+    """Everything the pages show; `first`: the runs and points already read."""
     con = queries.open_results(db)
     try:
         if gate.baseline:
             parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
-        runs, points = queries.read_runs(con), queries.read_points(con)
+        runs, points = (first.runs, first.points) if first else \
+            (queries.read_runs(con), queries.read_points(con))
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con), aa_pairs(con),
@@ -76,10 +103,18 @@ def read_results(db: Path, gate: GateConf) -> Results:
 
 
 def _fresh_docs(out: Path) -> Path:
-    """out/docs starts as a copy of the hand-written pages; old generated pages must not linger."""
+    """out/docs starts as a copy of the hand-written pages; old generated pages must not linger
+    (but run pages: `write_run_pages` keeps the unchanged ones and removes the others)."""
     docs = out / "docs"
-    shutil.rmtree(docs, ignore_errors=True)
-    shutil.copytree(HANDWRITTEN, docs)
+    docs.mkdir(parents=True, exist_ok=True)
+    for path in docs.iterdir():
+        if path.name == RUNS_FOLDER and path.is_dir():
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    shutil.copytree(HANDWRITTEN, docs, dirs_exist_ok=True)
     assets = docs / "assets"
     assets.mkdir(exist_ok=True)
     # Served from the site itself so the pages work offline (no CDN).
@@ -184,11 +219,10 @@ class BuildTimes:
         return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items())
 
 
-def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path:
-    """Every Markdown page (and the slots' HTML that is ready before MkDocs) and the generated
-    mkdocs.yml; returns the config's path."""
+def _write_pages(out: Path, docs: Path, db: Path, fragments: Path, results: Results) -> Path:
+    """Every Markdown page but the run pages (and the slots' HTML that is ready before MkDocs)
+    and the generated mkdocs.yml; returns the config's path."""
     configs = load_configs(CONF_DIR, SITE_SPEED)
-    docs = _fresh_docs(out)
     # The statistics pages are written alongside the pages below, in a forked child.
     stats_nav = start_stats_pages(docs, db, results.points, results.gate, results.verdicts,
                                   results.aa_pairs)
@@ -198,14 +232,13 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     analysis_nav = _write_analysis(env, docs, results, configs)
     workload_nav = _write_workloads(env, docs, fragments, results)
     machine_nav = _write_machines(env, docs, results)
-    write_run_pages(env, docs, results.runs, results.points)
     reference_nav = _write_reference(env, docs, results, configs)
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
     nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Reference": reference_nav}]
-    return render.write_config(out, BASE_CONFIG, nav)
+    return render.write_config(out, BASE_CONFIG, nav, exclude_from_mkdocs())
 
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
@@ -241,17 +274,32 @@ def check_snapshot(copy: Path, original: Path) -> None:
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
-    with times.phase("read"):
-        results = read_results(db, gate)
-    fragments = out / "fragments"
-    shutil.rmtree(fragments, ignore_errors=True)
-    with times.phase("pages"):
-        config = _write_pages(out, db, fragments, results)
+    if gate.baseline:
+        parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
+    cache = SiteCache(out / "cache")  # what the last build into `out` left to reuse
+    with times.phase("runs"):
+        first = read_runs(db, cache)
+        docs = _fresh_docs(out)
+        pages = write_run_pages(render.environment(), docs, first.runs, first.points,
+                                first.fingerprints, first.logs, previous_keys(cache))
+    config = out / "mkdocs.yml"
+    # 2 cores: the run pages' bodies (tables, Markdown) in a worker, the other pages here.
+    docs_ready, bodies = start_bodies(db, config, pages, first.points, cache)
+    try:
+        with times.phase("read"):
+            results = read_results(db, gate, first)
+        fragments = out / "fragments"
+        shutil.rmtree(fragments, ignore_errors=True)
+        with times.phase("pages"):
+            config = _write_pages(out, docs, db, fragments, results)
+    finally:
+        docs_ready.set()  # the worker goes on to the Markdown (or, after an error, ends)
     with times.phase("mkdocs"):
-        # 2 cores: MkDocs on one, the run pages' big tables (needed only after it) on the other.
         with render.mkdocs_building(config):
-            with times.phase("run tables, alongside mkdocs"):
-                write_run_tables(render.environment(), fragments, db, results.runs, results.points)
+            facts = bodies()
+    with times.phase("run pages"):
+        place_run_pages(config, out / "site", pages, facts, cache)
     with times.phase("fill"):
         slots.fill(out / "site", fragments)
+    cache.save()
     return out / "site" / "index.html"

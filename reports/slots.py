@@ -31,10 +31,16 @@ def fill(site: Path, fragments: Path) -> None:
         by_page[fragment.parent].append(fragment)
     for folder, parts in by_page.items():
         page = site / f"{folder.relative_to(fragments)}.html"
-        html = page.read_text(encoding="utf-8")
-        for part in parts:
-            marker = _PLACEHOLDER.format(part.stem)
-            if marker not in html:  # a template lost its placeholder: say so, do not drop HTML
-                raise RuntimeError(f"{page} has no slot {part.stem!r} for {part}")
-            html = html.replace(marker, part.read_text(encoding="utf-8"), 1)
+        html = fill_page(page.read_text(encoding="utf-8"),
+                         {part.stem: part.read_text(encoding="utf-8") for part in parts}, page)
         page.write_text(html, encoding="utf-8")
+
+
+def fill_page(html: str, parts: dict[str, str], page: object) -> str:
+    """`html` with each slot's placeholder replaced by its HTML (`page` names it in errors)."""
+    for name, part in parts.items():
+        marker = _PLACEHOLDER.format(name)
+        if marker not in html:  # a template lost its placeholder: say so, do not drop HTML
+            raise RuntimeError(f"{page} has no slot {name!r}")
+        html = html.replace(marker, part, 1)
+    return html

@@ -1,0 +1,120 @@
+"""Run pages' HTML beside MkDocs (side effects: out/cache, out/site/runs).
+
+A page's body (its Markdown through MkDocs' pipeline, with its big tables put in) is made in a
+forked worker while the parent writes the other pages and MkDocs builds them: the tables need
+only the DB, the Markdown only the docs folder once every page is in it. A body is reused from
+the last build into the same out folder while the page's key is the same and every link of it
+still resolves as it did. Once MkDocs has built the shell, each page is the shell around its
+body, stored in the cache under (body, shell) and hard-linked into the site: a build that
+changed neither costs a link per page.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+import pandas as pd
+
+from . import forked, slots
+from .page_shell import SHELL, Converted, MkDocsPages, Shell
+from .run_site import FOLDER, RunPage, run_tables
+from .site_cache import SiteCache, digest, place
+
+BODIES = "run-pages"
+
+
+def previous_keys(cache: SiteCache) -> dict[str, str]:
+    """run id → the key its page was built under last time."""
+    return {run_id: key for run_id, (key, _) in cache.entries(BODIES).items()}
+
+
+def _reusable(pages: list[RunPage], cache: SiteCache) -> dict[str, dict[str, Any]]:
+    """run id → the stored facts of each page whose key is unchanged and body file exists."""
+    found = {}
+    for page in pages:
+        facts = cache.lookup(BODIES, page.run_id, page.key)
+        if facts is not None and cache.file(BODIES, facts["body"]).is_file():
+            found[page.run_id] = facts
+    return found
+
+
+def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[RunPage],
+                 points: pd.DataFrame, cache: SiteCache, reused: dict[str, dict[str, Any]],
+                 docs_ready: Any) -> dict[str, dict[str, Any]]:
+    """In the worker: the bodies of the pages that cannot be reused (their facts by run id)."""
+    stale = [page for page in pages if page.run_id not in reused]
+    tables = run_tables(env, db, stale, points) if stale else {}
+    docs_ready.wait()
+    mkdocs = MkDocsPages(config)
+    relinked = [page for page in pages if page.run_id in reused and
+                not mkdocs.still_valid(reused[page.run_id]["converted"].lookups)]
+    if relinked:  # a link target came or went: convert again (the tables are unchanged, but
+        tables.update(run_tables(env, db, relinked, points))  # are not kept between builds)
+    made = {}
+    for page in stale + relinked:
+        converted = mkdocs.convert(page.src)
+        converted.check_shell_ready(page.src)
+        body = slots.fill_page(converted.content, tables.get(page.run_id, {}), page.src)
+        # Named by what the links resolved to as well: a page converted again for a link
+        # target that came or went must not meet last build's file of the same key.
+        name = f"{digest(page.key, converted.lookups)}.html"
+        target = cache.file(BODIES, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
+        made[page.run_id] = {"converted": replace(converted, content=""), "body": name}
+    return made
+
+
+def start_bodies(db: Path, config: Path, pages: list[RunPage], points: pd.DataFrame,
+                 cache: SiteCache) -> tuple[Any, Callable[[], dict[str, dict[str, Any]]]]:
+    """Start the worker; returns (the event to set once the docs and config are written, a
+    function that waits for it and gives every page's facts)."""
+    from . import render
+
+    reused = _reusable(pages, cache)
+    docs_ready = multiprocessing.get_context("fork").Event()
+    wait = forked.start(lambda: _make_bodies(render.environment(), db, config, pages, points,
+                                             cache, reused, docs_ready), "tidemark-run-pages")
+
+    def facts() -> dict[str, dict[str, Any]]:
+        return {**reused, **wait()}
+
+    return docs_ready, facts
+
+
+def place_run_pages(config: Path, site: Path, pages: list[RunPage],
+                    facts: dict[str, dict[str, Any]], cache: SiteCache) -> None:
+    """Every run page into the built site: the shell MkDocs built around each body."""
+    shell_file = site / FOLDER / f"{SHELL}.html"
+    shell = Shell.split(shell_file.read_text(encoding="utf-8"),
+                        MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md"))
+    shell_file.unlink()  # a build artefact, not a page of the site
+    shell_key = digest(shell)
+    entries = []
+    for page in pages:
+        page_facts = facts[page.run_id]
+        converted: Converted = page_facts["converted"]
+        name = f"{digest(page_facts['body'], shell_key)}.html"
+        final = cache.file(BODIES, name)
+        if not final.is_file():
+            body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
+            final.write_text(shell.wrap(converted, body), encoding="utf-8")
+        place(final, site / Path(page.src).with_suffix(".html"))
+        cache.store(BODIES, page.run_id, page.key,
+                    {**page_facts, "files": [page_facts["body"], name]})
+        entries += converted.search
+    _add_to_search_index(site, entries)
+
+
+def _add_to_search_index(site: Path, entries: list[dict[str, Any]]) -> None:
+    """The run pages' entries into the index MkDocs' search plugin wrote (its JSON layout)."""
+    index = site / "search" / "search_index.json"
+    if not entries or not index.is_file():
+        return
+    data = json.loads(index.read_text(encoding="utf-8"))
+    data["docs"] += entries
+    index.write_text(json.dumps(data, separators=(",", ":"), default=str), encoding="utf-8")
