@@ -102,19 +102,38 @@ def fill(db: Path, runs: int, reps: int, seed: int) -> None:
             for s in series:
                 store.record_series(s["key"], s["identity"])
             for index in range(runs):
-                version = VERSIONS[min(index * len(VERSIONS) // runs, len(VERSIONS) - 1)]
-                started = START + timedelta(days=index)
-                run_id = started.strftime("%Y%m%dT%H%M%S") + f"-syn{index:03d}"
-                store.start_run({"run_id": run_id, "started_at": started, "status": "running",
-                                 "engine": "rocksdb", "engine_version": version,
-                                 "build_variant": "release", "build_id": build_for(version).build_id,
-                                 "build_cached": True, "machine_fingerprint": FINGERPRINT,
-                                 "suite": "synthetic", "label": "synthetic", "cache_state": "warm",
-                                 "config": {}, "overrides": ["suite=synthetic"], "tidemark_sha": "synthetic",
-                                 "machine_state": {}, "planned_invocations": len(series) * reps,
-                                 "verified": True, "notes": []})
-                store.add_invocations_bulk(run_invocations(run_id, index, series, reps, rng))
-                store.finish_run(run_id, "ok", {})
+                record_run(store, index, VERSIONS[min(index * len(VERSIONS) // runs,
+                                                      len(VERSIONS) - 1)], series, reps, rng)
+    finally:
+        store.close()
+
+
+def record_run(store: Store, index: int, version: str, series: list[dict], reps: int,
+               rng: random.Random) -> str:
+    """The index-th day's run of every series, through the store; returns its id."""
+    started = START + timedelta(days=index)
+    run_id = started.strftime("%Y%m%dT%H%M%S") + f"-syn{index:03d}"
+    store.start_run({"run_id": run_id, "started_at": started, "status": "running",
+                     "engine": "rocksdb", "engine_version": version,
+                     "build_variant": "release", "build_id": build_for(version).build_id,
+                     "build_cached": True, "machine_fingerprint": FINGERPRINT,
+                     "suite": "synthetic", "label": "synthetic", "cache_state": "warm",
+                     "config": {}, "overrides": ["suite=synthetic"], "tidemark_sha": "synthetic",
+                     "machine_state": {}, "planned_invocations": len(series) * reps,
+                     "verified": True, "notes": []})
+    store.add_invocations_bulk(run_invocations(run_id, index, series, reps, rng))
+    store.finish_run(run_id, "ok", {})
+    return run_id
+
+
+def add_run(db: Path, reps: int = 3, seed: int = 2) -> str:
+    """One more day's run at the end of an existing synthetic history (the incremental case of
+    site_speed.py); returns its id."""
+    store = Store(db)
+    try:
+        with store.reading() as con:
+            runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        return record_run(store, runs, VERSIONS[-1], series_list(), reps, random.Random(seed))
     finally:
         store.close()
 

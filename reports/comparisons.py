@@ -77,6 +77,15 @@ def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf,
     """The summary's, gate's and workload pages' comparisons. `latest_runs`: each workload's
     newest run, compared with its previous comparable run on the workload pages."""
     coverage: list[RunCoverage] = reads.load_coverage(con)
+    with reads.remembering_history(con):
+        # One scan of the history serves every comparison below: each asks for a part of it.
+        reads.load_history(con, sorted(set().union(*(c.series for c in coverage))),
+                           sorted({*conf.summary_metrics, *conf.metrics}))
+        return _comparisons(con, conf, latest_runs, coverage)
+
+
+def _comparisons(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: Iterable[str],
+                 coverage: list[RunCoverage]) -> SiteVerdicts:
     cand, previous = summarized_run(coverage)
     configured, problem = verdicts.resolve_baseline(con, conf.baseline)
     baseline = Baseline(conf.baseline, configured, problem)

@@ -160,7 +160,9 @@ def decode_json(df: pd.DataFrame) -> pd.DataFrame:
     for column in _JSON_COLUMNS:
         if column in df.columns:
             df[column] = df[column].map(load)
-    return df
+    # One block per dtype: page builders copy and slice these frames hundreds of times, and
+    # pandas merges the blocks of a frame read column by column again on every copy.
+    return df.copy()
 
 
 def _metrics_wide(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> None:

@@ -147,6 +147,9 @@ def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[
     runner), across runs: the newest run of each value against the baseline value."""
     frame = with_identity(points)
     keys = group_key(frame, (column,)) + ["engine_version"]
+    # Only groups with two values of `column` make a section: find them in one pass, not one
+    # sort per group (a long history has hundreds of groups and nearly all have one value).
+    frame = frame[frame.groupby(keys, sort=False, dropna=False)[column].transform("nunique") >= 2]
     sections = []
     for _, group in frame.groupby(keys, sort=False, dropna=False):
         latest = group.sort_values(["started_at", "run_id"]).groupby(column).tail(1)

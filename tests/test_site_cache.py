@@ -1,0 +1,204 @@
+"""The site's build cache: a rebuild into the same out folder after the DB changed gives the
+same site as a build from scratch, and rebuilds exactly the run pages whose inputs changed.
+
+The history is written through the store (no engine: the pages only read what it wrote), with
+real log files for the detailed run pages' log tails; every build is a real `mkdocs build`.
+"""
+from __future__ import annotations
+
+import filecmp
+import pickle
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from orchestrator.build import Build
+from orchestrator.record import HIGHER, LOWER, Invocation, Metric
+from orchestrator.store import Store
+from reports import queries, read_cache, run_site
+from reports.run_assembly import BODIES
+from reports.site import build_site
+from reports.site_cache import SiteCache
+
+MACHINE = "ab" * 32
+BUILD = Build(build_id="leveldb-1.23-release-test", engine="leveldb", version="1.23",
+              variant="release", source_kind="debian", source_package="leveldb",
+              source_version="1.23-1", source_dir="", compiler="g++", compiler_version="12.2.0",
+              cmake_version="3.25.1", cmake_flags=(), build_seconds=60.0, binary_path="/x",
+              binary_sha256="0" * 64, linked_libraries=(), created_at="2026-01-01T00:00:00Z",
+              cached=True)
+SERIES = [(workload, threads) for workload in ("fillrandom", "readrandom") for threads in (1, 2)]
+
+
+def run_id(index: int) -> str:
+    return f"2026010{index}T100000-c{index}"
+
+
+def _invocations(run: str, index: int, logs: Path) -> list[Invocation]:
+    out, seq = [], 1
+    for workload, threads in SERIES:
+        for repetition in (1, 2, 3):
+            log = logs / f"{run}-{seq:04d}.stdout"
+            log.write_text(f"{workload} rep {repetition}\n")
+            ops = 1000.0 * threads * (1 + index / 100) + repetition
+            status = "failed" if (index, seq) == (2, 4) else "ok"
+            out.append(Invocation(
+                run_id=run, seq=seq, workload=workload, benchmark=workload, phase="measured",
+                repetition=repetition, threads=threads, params={"num": 1000}, cache_state="warm",
+                series_key=f"{workload}-{threads}", status=status,
+                error="exit code 1" if status != "ok" else "", exit_code=0, wall_s=1.0,
+                user_s=0.9, sys_s=0.1, max_rss_kb=1000, started_at=None, ended_at=None,
+                command=("db_bench", f"--benchmarks={workload}"), log_path=str(log),
+                metrics=(Metric("ops_per_sec", ops, "ops/s", HIGHER),
+                         Metric("p50_us", 1e6 / ops, "us", LOWER)) if status == "ok" else ()))
+            seq += 1
+    return out
+
+
+def add_run(db: Path, index: int, finished: bool = True) -> str:
+    """Run `index` of the history (a day apart), written through the store."""
+    run = run_id(index)
+    store = Store(db)
+    try:
+        store.record_machine({"fingerprint": MACHINE, "hostname": "test", "cpu_model": "CPU",
+                              "logical_cpus": 2, "ram_gib": 24.0})
+        store.record_build(BUILD)
+        for workload, threads in SERIES:
+            store.record_series(f"{workload}-{threads}", {
+                "engine": "leveldb", "workload": workload, "benchmark": workload,
+                "params": {"num": 1000}, "threads": threads, "cache_state": "warm",
+                "build_variant": "release", "machine_fingerprint": MACHINE})
+        store.start_run({"run_id": run, "status": "running", "engine": "leveldb",
+                         "started_at": datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+                         + timedelta(days=index), "engine_version": "1.23",
+                         "build_variant": "release", "build_id": BUILD.build_id,
+                         "build_cached": True, "machine_fingerprint": MACHINE, "suite": "t",
+                         "label": "nightly", "cache_state": "warm", "config": {},
+                         "overrides": [], "tidemark_sha": "test", "machine_state": {},
+                         "planned_invocations": 12, "verified": True, "notes": []})
+        store.add_invocations_bulk(_invocations(run, index, db.parent / "logs"))
+        if finished:
+            store.finish_run(run, "ok", {})
+    finally:
+        store.close()
+    return run
+
+
+@pytest.fixture()
+def history(tmp_path: Path) -> Path:
+    (tmp_path / "logs").mkdir()
+    db = tmp_path / "tidemark.duckdb"
+    for index in range(6):
+        add_run(db, index)
+    return db
+
+
+def differences(a: Path, b: Path) -> list[str]:
+    """Files that differ or exist on one side only (the sitemap's gzip holds a build time)."""
+    found: list[str] = []
+
+    def walk(compared: filecmp.dircmp, prefix: str) -> None:
+        found.extend(prefix + name for name in compared.left_only + compared.right_only)
+        _, mismatch, errors = filecmp.cmpfiles(compared.left, compared.right,
+                                               compared.common_files, shallow=False)
+        found.extend(prefix + name for name in mismatch + errors)
+        for name, sub in compared.subdirs.items():
+            walk(sub, f"{prefix}{name}/")
+
+    walk(filecmp.dircmp(a, b), "")
+    return sorted(name for name in found if not name.endswith(".gz"))
+
+
+def bodies(out: Path) -> dict[str, str]:
+    """run id → the file its page's body was built into (a new one when it is rebuilt)."""
+    return {run: facts["body"] for run, (_, facts) in
+            SiteCache(out / "cache").entries(BODIES).items()}
+
+
+def test_points_from_the_cache_equal_a_full_read_after_every_change(history: Path,
+                                                                   tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+
+    def both() -> pd.DataFrame:
+        con = duckdb.connect(str(history), read_only=True)
+        try:
+            cache = SiteCache(cache_dir)
+            cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+            cache.save()
+            pd.testing.assert_frame_equal(cached, queries.read_points(con))
+            return cached
+        finally:
+            con.close()
+
+    assert len(both()) == 6 * len(SERIES)
+    both()  # every run from the cache
+    store = Store(history)
+    store.set_label(run_id(1), "baseline")
+    store.remove_run(run_id(2))
+    store.close()
+    add_run(history, 7)
+    assert set(both()["run_id"]) == {run_id(i) for i in (0, 1, 3, 4, 5, 7)}
+    # A metric changed under an unchanged run (no writer does this; a migration might): the
+    # metrics' total no longer adds up, every run is read again.
+    con = duckdb.connect(str(history))
+    con.execute("UPDATE metrics SET value = value * 2 WHERE invocation_id = ?",
+                [f"{run_id(0)}-0001"])
+    con.close()
+    both()
+
+
+def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact
+    out = tmp_path / "out"
+    build_site(history, out)
+    assert build_site(history, out) and differences(out / "site", out / "site") == []
+    before = bodies(out)
+    assert set(before) == {run_id(i) for i in range(6)}
+
+    # A new run (still running), a label, a removed run; run 2 drops out of the detailed three.
+    store = Store(history)
+    store.set_label(run_id(0), "baseline")
+    store.remove_run(run_id(1))
+    store.close()
+    add_run(history, 6, finished=False)
+    build_site(history, out)
+    build_site(history, tmp_path / "fresh")
+    assert differences(out / "site", tmp_path / "fresh" / "site") == []
+    after = bodies(out)
+    rebuilt = {run for run in after if after[run] != before.get(run)}
+    assert rebuilt == {run_id(6), run_id(0), run_id(3)}
+    assert not (out / "site" / "runs" / f"{run_id(1)}.html").exists()
+    assert not (out / "docs" / "runs" / f"{run_id(1)}.md").exists()
+
+    # The run ends (its status and end time change) and a detailed page's log grows.
+    store = Store(history)
+    store.finish_run(run_id(6), "ok", {})
+    store.close()
+    with open(history.parent / "logs" / f"{run_id(5)}-0001.stdout", "a") as log:
+        log.write("one more line\n")
+    build_site(history, out)
+    shutil.rmtree(tmp_path / "fresh")
+    build_site(history, tmp_path / "fresh")
+    assert differences(out / "site", tmp_path / "fresh" / "site") == []
+    final = bodies(out)
+    assert {run for run in final if final[run] != after.get(run)} == {run_id(6), run_id(5)}
+    assert "one more line" in (out / "site" / "runs" / f"{run_id(5)}.html").read_text()
+
+
+def test_a_damaged_or_foreign_cache_is_not_trusted(history: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build_site(history, out)
+    (out / "cache" / f"{BODIES}.pkl").write_bytes(b"not a pickle")
+    shutil.rmtree(out / "cache" / read_cache.POINTS)
+    index = out / "cache" / f"{read_cache.FINGERPRINTS}.pkl"
+    stored = pickle.loads(index.read_bytes())
+    index.write_bytes(pickle.dumps({**stored, "generator": "another version"}))
+    add_run(history, 6)
+    build_site(history, out)
+    build_site(history, tmp_path / "fresh")
+    assert differences(out / "site", tmp_path / "fresh" / "site") == []
