@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -69,10 +69,16 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[Ru
     return made
 
 
+@dataclass(frozen=True)
+class Bodies:
+    facts: dict[str, dict[str, Any]]  # run id → its body's facts (reused or new)
+    rebuilt: int  # how many were made in this build
+
+
 def start_bodies(db: Path, config: Path, pages: list[RunPage], points: pd.DataFrame,
-                 cache: SiteCache) -> tuple[Any, Callable[[], dict[str, dict[str, Any]]]]:
+                 cache: SiteCache) -> tuple[Any, Callable[[], Bodies]]:
     """Start the worker; returns (the event to set once the docs and config are written, a
-    function that waits for it and gives every page's facts)."""
+    function that waits for it and gives every page's body)."""
     from . import render
 
     reused = _reusable(pages, cache)
@@ -80,14 +86,15 @@ def start_bodies(db: Path, config: Path, pages: list[RunPage], points: pd.DataFr
     wait = forked.start(lambda: _make_bodies(render.environment(), db, config, pages, points,
                                              cache, reused, docs_ready), "tidemark-run-pages")
 
-    def facts() -> dict[str, dict[str, Any]]:
-        return {**reused, **wait()}
+    def bodies() -> Bodies:
+        made = wait()
+        return Bodies({**reused, **made}, len(made))
 
-    return docs_ready, facts
+    return docs_ready, bodies
 
 
-def place_run_pages(config: Path, site: Path, pages: list[RunPage],
-                    facts: dict[str, dict[str, Any]], cache: SiteCache) -> None:
+def place_run_pages(config: Path, site: Path, pages: list[RunPage], bodies: Bodies,
+                    cache: SiteCache) -> None:
     """Every run page into the built site: the shell MkDocs built around each body."""
     shell_file = site / FOLDER / f"{SHELL}.html"
     shell = Shell.split(shell_file.read_text(encoding="utf-8"),
@@ -96,7 +103,7 @@ def place_run_pages(config: Path, site: Path, pages: list[RunPage],
     shell_key = digest(shell)
     entries = []
     for page in pages:
-        page_facts = facts[page.run_id]
+        page_facts = bodies.facts[page.run_id]
         converted: Converted = page_facts["converted"]
         name = f"{digest(page_facts['body'], shell_key)}.html"
         final = cache.file(BODIES, name)

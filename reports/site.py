@@ -206,6 +206,7 @@ class BuildTimes:
     benchmark keeps them, so a slow build says where its time went."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what else the build says about itself
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -216,7 +217,8 @@ class BuildTimes:
             self.seconds[name] = round(time.perf_counter() - began, 1)
 
     def summary(self) -> str:
-        return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items())
+        return ", ".join([f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items()]
+                         + self.notes)
 
 
 def _write_pages(out: Path, docs: Path, db: Path, fragments: Path, results: Results) -> Path:
@@ -296,9 +298,10 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         docs_ready.set()  # the worker goes on to the Markdown (or, after an error, ends)
     with times.phase("mkdocs"):
         with render.mkdocs_building(config):
-            facts = bodies()
+            made = bodies()
     with times.phase("run pages"):
-        place_run_pages(config, out / "site", pages, facts, cache)
+        place_run_pages(config, out / "site", pages, made, cache)
+    times.notes.append(f"{made.rebuilt} of {len(pages)} run pages rebuilt")
     with times.phase("fill"):
         slots.fill(out / "site", fragments)
     cache.save()

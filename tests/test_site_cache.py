@@ -202,3 +202,42 @@ def test_a_damaged_or_foreign_cache_is_not_trusted(history: Path, tmp_path: Path
     build_site(history, out)
     build_site(history, tmp_path / "fresh")
     assert differences(out / "site", tmp_path / "fresh" / "site") == []
+
+
+def test_run_pages_from_the_shell_equal_the_pages_mkdocs_renders(history: Path,
+                                                                 tmp_path: Path) -> None:
+    """Each run page as the shell makes it == the theme's whole template rendered for it the
+    way `mkdocs build` renders a page (nav, context, page events), byte for byte."""
+    import subprocess
+    import sys
+
+    from mkdocs.commands.build import get_context
+    from mkdocs.structure.nav import get_navigation
+
+    from reports.page_shell import SHELL, MkDocsPages, Shell
+
+    out = tmp_path / "out"
+    build_site(history, out)
+    built = tmp_path / "mkdocs"  # MkDocs alone on the same config: the shell is kept there
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(out / "mkdocs.yml"),
+                    "-d", str(built)], check=True)
+    pages = MkDocsPages(out / "mkdocs.yml")
+    shell = Shell.split((built / "runs" / f"{SHELL}.html").read_text(),
+                        pages.convert(f"runs/{SHELL}.md"))
+    config, files = pages.config, pages.files
+    nav = config.plugins.on_nav(get_navigation(files, config), config=config, files=files)
+    template = pages.env.get_template("main.html")
+    sources = sorted(f"runs/{run_id(i)}.md" for i in range(6))
+    for source in sources:
+        converted = pages.convert(source)
+        page = files.get_file_from_path(source).page
+        page.content, page.active = converted.content, True
+        reference = config.plugins.on_post_page(template.render(get_context(nav, files, config,
+                                                                            page)),
+                                                page=page, config=config)
+        assert shell.wrap(converted, converted.content) == reference, source
+        # The built page: the same page around the content, whose slots hold their tables.
+        before, after = reference.split(converted.content)
+        built_page = (out / "site" / source.replace(".md", ".html")).read_text()
+        assert built_page.startswith(before) and built_page.endswith(after), source
+        assert "tm-slot" in converted.content and "tm-slot" not in built_page
