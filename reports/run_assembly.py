@@ -93,12 +93,16 @@ def start_bodies(db: Path, config: Path, pages: list[RunPage], points: pd.DataFr
     return docs_ready, bodies
 
 
-def place_run_pages(config: Path, site: Path, pages: list[RunPage], bodies: Bodies,
+def convert_shell(config: Path) -> Converted:
+    """The shell page as MkDocs' pipeline makes it (while MkDocs builds it into the site)."""
+    return MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md")
+
+
+def place_run_pages(shell_page: Converted, site: Path, pages: list[RunPage], bodies: Bodies,
                     cache: SiteCache) -> None:
     """Every run page into the built site: the shell MkDocs built around each body."""
     shell_file = site / FOLDER / f"{SHELL}.html"
-    shell = Shell.split(shell_file.read_text(encoding="utf-8"),
-                        MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md"))
+    shell = Shell.split(shell_file.read_text(encoding="utf-8"), shell_page)
     shell_file.unlink()  # a build artefact, not a page of the site
     shell_key = digest(shell)
     entries = []

@@ -1,12 +1,13 @@
 """`tidemark site`: results DB → Markdown pages → MkDocs site (wiring only)."""
 from __future__ import annotations
 
+import resource
 import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jinja2
 import pandas as pd
@@ -17,7 +18,7 @@ from orchestrator.gate import GateConf
 from orchestrator.store.connection import check_database, connect, damage_error, snapshot
 from orchestrator.store.reads import aa_pairs, parse_selector
 
-from . import aggregates, charts, queries, read_cache, render, slots
+from . import aggregates, charts, forked, queries, render, slots
 from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
 from .comparisons import SiteVerdicts, read_verdicts
 from .conditions import cache_states_page, scaling_page
@@ -27,11 +28,11 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
-from .run_assembly import place_run_pages, previous_keys, start_bodies
-from .run_site import (FOLDER as RUNS_FOLDER, detailed_runs, exclude_from_mkdocs, log_files,
-                       write_run_pages)
+from .run_assembly import convert_shell, place_run_pages, previous_keys, start_bodies
+from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs, write_run_pages
 from .noise_table import noise_table
 from .site_cache import SiteCache
+from .site_reads import RunReads, read_runs
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
 from .tables import Page
@@ -59,31 +60,9 @@ class Results:
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
 
 
-@dataclass(frozen=True)
-class RunReads:
-    """What the run pages need, read first so that their worker starts early."""
-
-    runs: pd.DataFrame
-    points: pd.DataFrame
-    fingerprints: dict[str, str]  # run id → a hash of all the DB holds about it (read_cache)
-    logs: dict[str, str]  # detailed run id → a hash of its logs' sizes and times
-
-
 def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
     """workload → the newest run that measured it (points are oldest first)."""
     return dict(zip(points["workload"], points["run_id"]))
-
-
-def read_runs(db: Path, cache: SiteCache) -> RunReads:
-    """Runs and points, the points of runs unchanged since the last build from its cache."""
-    con = queries.open_results(db)
-    try:
-        runs = queries.read_runs(con)
-        fingerprints = read_cache.run_fingerprints(con, cache)
-        points = read_cache.read_points(con, cache, fingerprints)
-        return RunReads(runs, points, fingerprints, log_files(con, sorted(detailed_runs(runs))))
-    finally:
-        con.close()
 
 
 def read_results(db: Path, gate: GateConf, first: RunReads | None = None) -> Results:
@@ -96,7 +75,7 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None) -> Res
             (queries.read_runs(con), queries.read_points(con))
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
-                       aggregates.read_intervals(con), aa_pairs(con),
+                       aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
                        read_verdicts(con, gate, latest_run_per_workload(points).values()), gate)
     finally:
         con.close()
@@ -162,12 +141,12 @@ def _compared_runs(verdicts: SiteVerdicts) -> set[str]:
                                                    if verdicts.gate else set())
 
 
-def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
-                    configs: Configs) -> list[Any]:
-    """The summary and analysis pages; returns their nav sections."""
+def _write_summary(env: jinja2.Environment, docs: Path, results: Results,
+                   configs: Configs) -> list[Any]:
+    """The summary pages; returns their nav entries."""
     points = results.points
     lookup = PointLookup(points[points["run_id"].isin(_compared_runs(results.verdicts))])
-    summary = [
+    return [
         _write_sections(env, docs, "summary.md", summary_page(results.runs, results.verdicts,
                                                              lookup)),
         _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
@@ -175,7 +154,12 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
                         history_page(results.runs, points, configs.instrumented)),
         _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)),
     ]
-    analysis = [
+
+
+def _write_analysis(env: jinja2.Environment, docs: Path, results: Results) -> list[Any]:
+    """The analysis pages (no verdicts, only points: in a forked child); their nav entries."""
+    points = results.points
+    return [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
         _write_sections(env, docs, "cache-states.md", cache_states_page(points)),
         _write_sections(env, docs, "scaling.md", scaling_page(points)),
@@ -184,7 +168,6 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
         _write_sections(env, docs, "sweeps.md", sweeps_page(points)),
         _write_sections(env, docs, "variants.md", variants_page(points)),
     ]
-    return [{"Summary": summary}, {"Analysis": analysis}]
 
 
 def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
@@ -203,43 +186,56 @@ def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
 @dataclass
 class BuildTimes:
     """Wall-clock seconds per phase of one site build: the CLI prints them, the site-speed
-    benchmark keeps them, so a slow build says where its time went."""
+    benchmark keeps them, so a slow build says where its time went. `cpu`: CPU seconds of this
+    process and of the processes it waited for in the phase (a busy machine stretches the
+    wall-clock figures; these much less)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what else the build says about itself
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), _cpu_seconds()
         try:
             yield
         finally:
             self.seconds[name] = round(time.perf_counter() - began, 1)
+            self.cpu[name] = round(_cpu_seconds() - cpu, 1)
 
     def summary(self) -> str:
         return ", ".join([f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items()]
                          + self.notes)
 
 
-def _write_pages(out: Path, docs: Path, db: Path, fragments: Path, results: Results) -> Path:
+def _cpu_seconds() -> float:
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _write_pages(out: Path, docs: Path, fragments: Path, results: Results,
+                 stats_nav: Callable[[SiteVerdicts], list[Any]]) -> Path:
     """Every Markdown page but the run pages (and the slots' HTML that is ready before MkDocs)
-    and the generated mkdocs.yml; returns the config's path."""
+    and the generated mkdocs.yml; returns the config's path. `stats_nav`: finishes the
+    statistics pages (started earlier) and gives their nav entries."""
     configs = load_configs(CONF_DIR, SITE_SPEED)
-    # The statistics pages are written alongside the pages below, in a forked child.
-    stats_nav = start_stats_pages(docs, db, results.points, results.gate, results.verdicts,
-                                  results.aa_pairs)
+    # 2 cores: the analysis pages in a forked child, the statistics pages in another.
+    analysis_nav = forked.start(lambda: _write_analysis(render.environment(), docs, results),
+                                "tidemark-analysis-pages")
     env = render.environment()
     render.write_page(env, "index.md.j2", docs / "index.md",
                       page=home_page(results.runs, results.points))
-    analysis_nav = _write_analysis(env, docs, results, configs)
+    summary_nav = _write_summary(env, docs, results, configs)
     workload_nav = _write_workloads(env, docs, fragments, results)
     machine_nav = _write_machines(env, docs, results)
     reference_nav = _write_reference(env, docs, results, configs)
-    nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
+    nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},
+                      {"Analysis": analysis_nav()}]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
-    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
-            {"Reference": reference_nav}]
+    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"},
+            {"Statistics": stats_nav(results.verdicts)}, {"Reference": reference_nav}]
     return render.write_config(out, BASE_CONFIG, nav, exclude_from_mkdocs())
 
 
@@ -285,22 +281,25 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         pages = write_run_pages(render.environment(), docs, first.runs, first.points,
                                 first.fingerprints, first.logs, previous_keys(cache))
     config = out / "mkdocs.yml"
-    # 2 cores: the run pages' bodies (tables, Markdown) in a worker, the other pages here.
+    # 2 cores: the run pages' bodies (tables, Markdown) in a worker, the statistics pages
+    # in another process, the verdicts and the other pages here.
     docs_ready, bodies = start_bodies(db, config, pages, first.points, cache)
     try:
+        stats_nav = start_stats_pages(docs, db, first.points, gate, first.aa_pairs)
         with times.phase("read"):
             results = read_results(db, gate, first)
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
         with times.phase("pages"):
-            config = _write_pages(out, docs, db, fragments, results)
+            config = _write_pages(out, docs, fragments, results, stats_nav)
     finally:
         docs_ready.set()  # the worker goes on to the Markdown (or, after an error, ends)
     with times.phase("mkdocs"):
         with render.mkdocs_building(config):
+            shell = convert_shell(config)
             made = bodies()
     with times.phase("run pages"):
-        place_run_pages(config, out / "site", pages, made, cache)
+        place_run_pages(shell, out / "site", pages, made, cache)
     times.notes.append(f"{made.rebuilt} of {len(pages)} run pages rebuilt")
     with times.phase("fill"):
         slots.fill(out / "site", fragments)

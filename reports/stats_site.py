@@ -17,28 +17,35 @@ from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
 PAGES = ("noise", "change-points", "ab", "targets")
 
 
+def _write(env: jinja2.Environment, docs: Path, name: str, page: Any) -> dict[str, Any]:
+    path = render.write_page(env, "sections.md.j2", docs / "statistics" / f"{name}.md", page=page)
+    return {page.nav_title: str(path.relative_to(docs))}
+
+
 def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.DataFrame,
-                      gate: GateConf, site_verdicts: SiteVerdicts,
-                      aa_pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """statistics/*.md (verdicts with the gate config's thresholds); returns their nav entries."""
+                      gate: GateConf, aa_pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """statistics/*.md but the targets page (verdicts with the gate config's thresholds);
+    returns their nav entries by page."""
     data = read_stats(db, gate)
     pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
-             "change-points": changepoints_page(points),
-             "ab": ab_page(data), "targets": targets_page(site_verdicts)}
-    nav = []
-    for name in PAGES:
-        path = render.write_page(env, "sections.md.j2", docs / "statistics" / f"{name}.md",
-                                 page=pages[name])
-        nav.append({pages[name].nav_title: str(path.relative_to(docs))})
-    return nav
+             "change-points": changepoints_page(points), "ab": ab_page(data)}
+    return {name: _write(env, docs, name, page) for name, page in pages.items()}
 
 
 def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
-                      site_verdicts: SiteVerdicts,
-                      aa_pairs: list[tuple[str, str]]) -> Callable[[], list[dict[str, Any]]]:
-    """Write the statistics pages in a forked child while the caller writes the other pages
-    (change-point detection is the slowest page on a long history; this machine has 2 cores).
-    Returns a function that waits for the child and gives the nav entries (or raises its error)."""
-    return forked.start(lambda: write_stats_pages(render.environment(), docs, db, points, gate,
-                                                  site_verdicts, aa_pairs),
-                        "tidemark-stats-pages")
+                      aa_pairs: list[tuple[str, str]]
+                      ) -> Callable[[SiteVerdicts], list[dict[str, Any]]]:
+    """Write the statistics pages in a forked child while the caller reads the verdicts and
+    writes the other pages (change-point detection is the slowest page on a long history, and
+    needs no verdict; this machine has 2 cores). Returns a function that writes the targets
+    page from the verdicts, waits for the child and gives the nav entries (or raises its
+    error)."""
+    wait = forked.start(lambda: write_stats_pages(render.environment(), docs, db, points, gate,
+                                                  aa_pairs), "tidemark-stats-pages")
+
+    def finish(site_verdicts: SiteVerdicts) -> list[dict[str, Any]]:
+        targets = _write(render.environment(), docs, "targets", targets_page(site_verdicts))
+        nav = {**wait(), "targets": targets}
+        return [nav[name] for name in PAGES]
+
+    return finish
