@@ -182,10 +182,19 @@ def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return decode_json(con.execute(_RUNS.format(resumable=resumable)).df())
 
 
-def read_points(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """One row per (run, series), oldest run first: medians, min/max/mean/std of ops/s."""
-    _metrics_wide(con)
-    return decode_json(con.execute(_POINTS.format(runs="")).df())
+def read_points(con: duckdb.DuckDBPyConnection,
+                run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (run, series) of `run_ids` (None: every run), oldest run first: medians,
+    min/max/mean/std of ops/s."""
+    _metrics_wide(con, run_ids)
+    query, params = _points_of(run_ids)
+    return decode_json(con.execute(query, params).df())
+
+
+def _points_of(run_ids: Sequence[str] | None) -> tuple[str, list[object]]:
+    if run_ids is None:
+        return _POINTS.format(runs=""), []
+    return _POINTS.format(runs="AND i.run_id IN (SELECT unnest(?::VARCHAR[]))"), [list(run_ids)]
 
 
 def create_points_table(con: duckdb.DuckDBPyConnection, name: str,
@@ -193,12 +202,8 @@ def create_points_table(con: duckdb.DuckDBPyConnection, name: str,
     """The points of `run_ids` (None: every run) as temporary table `name`, in SQL types, so
     points read at different times are put together by DuckDB exactly as one read would be."""
     _metrics_wide(con, run_ids)
-    if run_ids is None:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {_POINTS.format(runs='')}")
-    else:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS "
-                    f"{_POINTS.format(runs='AND i.run_id IN (SELECT unnest(?::VARCHAR[]))')}",
-                    [list(run_ids)])
+    query, params = _points_of(run_ids)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}", params)
 
 
 def read_invocations(con: duckdb.DuckDBPyConnection, run_ids: list[str],

@@ -19,10 +19,11 @@ from typing import Any, Callable
 import jinja2
 import pandas as pd
 
-from . import forked, slots
+from . import forked, render, slots
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import FOLDER, RunPage, run_tables
+from .run_site import FOLDER, RunPage, recent_points, run_tables, write_run_pages
 from .site_cache import SiteCache, digest, place
+from .site_reads import RunReads
 
 BODIES = "run-pages"
 
@@ -43,9 +44,9 @@ def _reusable(pages: list[RunPage], cache: SiteCache) -> dict[str, dict[str, Any
 
 
 def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[RunPage],
-                 points: pd.DataFrame, cache: SiteCache, reused: dict[str, dict[str, Any]],
-                 docs_ready: Any) -> dict[str, dict[str, Any]]:
-    """In the worker: the bodies of the pages that cannot be reused (their facts by run id)."""
+                 points: pd.DataFrame, cache: SiteCache, docs_ready: Any) -> Bodies:
+    """In the worker: every page's body, made anew where it cannot be reused."""
+    reused = _reusable(pages, cache)
     stale = [page for page in pages if page.run_id not in reused]
     tables = run_tables(env, db, stale, points) if stale else {}
     docs_ready.wait()
@@ -66,31 +67,35 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[Ru
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
         made[page.run_id] = {"converted": replace(converted, content=""), "body": name}
-    return made
+    return Bodies(pages, {**reused, **made}, len(made))
 
 
 @dataclass(frozen=True)
 class Bodies:
+    pages: list[RunPage]  # every run's page, newest run first
     facts: dict[str, dict[str, Any]]  # run id → its body's facts (reused or new)
     rebuilt: int  # how many were made in this build
 
 
-def start_bodies(db: Path, config: Path, pages: list[RunPage], points: pd.DataFrame,
-                 cache: SiteCache) -> tuple[Any, Callable[[], Bodies]]:
-    """Start the worker; returns (the event to set once the docs and config are written, a
-    function that waits for it and gives every page's body)."""
-    from . import render
+def start_run_pages(db: Path, docs: Path, config: Path, first: RunReads, cache: SiteCache
+                    ) -> tuple[Any, Any, Callable[[], Bodies]]:
+    """Start the worker that writes the run pages' Markdown, then (once the other pages and
+    the config are written: set the second event) makes their bodies. Returns (the event it
+    sets once the Markdown is written, the event to set, a function that waits for it)."""
+    context = multiprocessing.get_context("fork")
+    markdown_ready, docs_ready = context.Event(), context.Event()
 
-    reused = _reusable(pages, cache)
-    docs_ready = multiprocessing.get_context("fork").Event()
-    wait = forked.start(lambda: _make_bodies(render.environment(), db, config, pages, points,
-                                             cache, reused, docs_ready), "tidemark-run-pages")
+    def work() -> Bodies:
+        try:
+            env = render.environment()
+            points = recent_points(db, first.runs)
+            pages = write_run_pages(env, docs, first.runs, points, first.fingerprints,
+                                    first.logs, previous_keys(cache))
+        finally:
+            markdown_ready.set()  # after an error too: the parent learns it when it waits
+        return _make_bodies(env, db, config, pages, points, cache, docs_ready)
 
-    def bodies() -> Bodies:
-        made = wait()
-        return Bodies({**reused, **made}, len(made))
-
-    return docs_ready, bodies
+    return markdown_ready, docs_ready, forked.start(work, "tidemark-run-pages")
 
 
 def convert_shell(config: Path) -> Converted:
@@ -98,7 +103,7 @@ def convert_shell(config: Path) -> Converted:
     return MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md")
 
 
-def place_run_pages(shell_page: Converted, site: Path, pages: list[RunPage], bodies: Bodies,
+def place_run_pages(shell_page: Converted, site: Path, bodies: Bodies,
                     cache: SiteCache) -> None:
     """Every run page into the built site: the shell MkDocs built around each body."""
     shell_file = site / FOLDER / f"{SHELL}.html"
@@ -106,7 +111,7 @@ def place_run_pages(shell_page: Converted, site: Path, pages: list[RunPage], bod
     shell_file.unlink()  # a build artefact, not a page of the site
     shell_key = digest(shell)
     entries = []
-    for page in pages:
+    for page in bodies.pages:
         page_facts = bodies.facts[page.run_id]
         converted: Converted = page_facts["converted"]
         name = f"{digest(page_facts['body'], shell_key)}.html"

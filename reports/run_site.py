@@ -44,6 +44,16 @@ def detailed_runs(runs: pd.DataFrame) -> set[str]:
     return set(runs["run_id"].head(DETAILED_RUN_PAGES))
 
 
+def recent_points(db: Path, runs: pd.DataFrame) -> pd.DataFrame:
+    """The points of the detailed runs only: their pages' results tables, read by the run
+    pages' worker while the parent reads every run's."""
+    con = queries.open_results(db)
+    try:
+        return queries.read_points(con, sorted(detailed_runs(runs)))
+    finally:
+        con.close()
+
+
 def exclude_from_mkdocs() -> str:
     """The generated config's exclude_docs: every run page but the list and the shell."""
     return "".join([f"/{FOLDER}/*.md\n"] + [f"!/{FOLDER}/{name}\n" for name in BUILT_BY_MKDOCS])
@@ -66,7 +76,8 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
                     points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
                     previous: dict[str, str]) -> list[RunPage]:
     """runs/index.md, the shell, and runs/<id>.md of every run, newest first; a run page whose
-    key is the one in `previous` (run id → key of the last build) keeps last build's file."""
+    key is the one in `previous` (run id → key of the last build) keeps last build's file.
+    `points`: at least the detailed runs' (`recent_points`)."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     render.write_page(env, "runs.md.j2", folder / "index.md", page=runs_index(runs))

@@ -28,11 +28,11 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
-from .run_assembly import convert_shell, place_run_pages, previous_keys, start_bodies
-from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs, write_run_pages
+from .run_assembly import convert_shell, place_run_pages, start_run_pages
+from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
 from .noise_table import noise_table
 from .site_cache import SiteCache
-from .site_reads import RunReads, read_runs
+from .site_reads import RunReads, read_points, read_runs
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
 from .tables import Page
@@ -65,14 +65,15 @@ def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
     return dict(zip(points["workload"], points["run_id"]))
 
 
-def read_results(db: Path, gate: GateConf, first: RunReads | None = None) -> Results:
-    """Everything the pages show; `first`: the runs and points already read."""
+def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
+                 points: pd.DataFrame | None = None) -> Results:
+    """Everything the pages show; `first` and `points`: the runs and points already read."""
     con = queries.open_results(db)
     try:
         if gate.baseline:
             parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
-        runs, points = (first.runs, first.points) if first else \
-            (queries.read_runs(con), queries.read_points(con))
+        runs = first.runs if first else queries.read_runs(con)
+        points = points if points is not None else queries.read_points(con)
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
@@ -275,32 +276,33 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     if gate.baseline:
         parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
     cache = SiteCache(out / "cache")  # what the last build into `out` left to reuse
+    config = out / "mkdocs.yml"
     with times.phase("runs"):
         first = read_runs(db, cache)
         docs = _fresh_docs(out)
-        pages = write_run_pages(render.environment(), docs, first.runs, first.points,
-                                first.fingerprints, first.logs, previous_keys(cache))
-    config = out / "mkdocs.yml"
-    # 2 cores: the run pages' bodies (tables, Markdown) in a worker, the statistics pages
-    # in another process, the verdicts and the other pages here.
-    docs_ready, bodies = start_bodies(db, config, pages, first.points, cache)
+    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages in
+    # another process, the points, verdicts and other pages here.
+    markdown_ready, docs_ready, bodies = start_run_pages(db, docs, config, first, cache)
     try:
-        stats_nav = start_stats_pages(docs, db, first.points, gate, first.aa_pairs)
+        with times.phase("points"):
+            points = read_points(db, cache, first.fingerprints)
+        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs)
         with times.phase("read"):
-            results = read_results(db, gate, first)
+            results = read_results(db, gate, first, points)
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
         with times.phase("pages"):
             config = _write_pages(out, docs, fragments, results, stats_nav)
+            markdown_ready.wait()  # MkDocs must see every run page to resolve links to them
     finally:
-        docs_ready.set()  # the worker goes on to the Markdown (or, after an error, ends)
+        docs_ready.set()  # the worker goes on to the bodies (or, after an error, ends)
     with times.phase("mkdocs"):
         with render.mkdocs_building(config):
             shell = convert_shell(config)
             made = bodies()
     with times.phase("run pages"):
-        place_run_pages(shell, out / "site", pages, made, cache)
-    times.notes.append(f"{made.rebuilt} of {len(pages)} run pages rebuilt")
+        place_run_pages(shell, out / "site", made, cache)
+    times.notes.append(f"{made.rebuilt} of {len(made.pages)} run pages rebuilt")
     with times.phase("fill"):
         slots.fill(out / "site", fragments)
     cache.save()
