@@ -286,7 +286,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     try:
         with times.phase("points"):
             points = read_points(db, cache, first.fingerprints)
-        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs)
+        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs, cache)
         with times.phase("read"):
             results = read_results(db, gate, first, points)
         fragments = out / "fragments"

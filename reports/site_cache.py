@@ -140,3 +140,29 @@ def place(source: Path, target: Path) -> None:
         os.link(source, target)
     except OSError:
         shutil.copyfile(source, target)
+
+
+class RememberedSteps:
+    """The core's change-point detector, answering from the last build for a series whose
+    window of history is the same: detection is pure (a fixed seed), so equal values give
+    equal steps. Used in a forked child, whose `used` answers the parent `keep`s."""
+
+    KIND = "change-points"
+
+    def __init__(self, cache: SiteCache):
+        self._cache = cache
+        self._known = {key: facts for key, (_, facts) in cache.entries(self.KIND).items()}
+        self.used: dict[str, Any] = {}
+
+    def detect(self, values: list[float]) -> Any:
+        from orchestrator.analysis.changepoints import detect_change_points
+
+        key = digest(values)
+        if key not in self.used:
+            found = self._known.get(key)
+            self.used[key] = found if found is not None else detect_change_points(values)
+        return self.used[key]
+
+    def keep(self, used: dict[str, Any]) -> None:
+        for key, steps in used.items():
+            self._cache.store(self.KIND, key, key, steps)

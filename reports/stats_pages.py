@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 from markupsafe import Markup
 
-from orchestrator.analysis.changepoints import detect_change_points
+from orchestrator.analysis.changepoints import ChangePoint, detect_change_points
 from orchestrator.analysis.stats import Thresholds
 
 from .format import MISSING, Link, escape_text, num
@@ -44,8 +44,11 @@ def noise_page(points: pd.DataFrame, aa_pairs: list[tuple[str, str]], thresholds
 CHANGE_POINT_WINDOW = 200
 
 
-def changepoints_page(points: pd.DataFrame, base: str = "../") -> Page:
-    """Each significant step in a series' ops/s history, with the runs on either side."""
+def changepoints_page(points: pd.DataFrame, base: str = "../",
+                      detect: Callable[[list[float]], list[ChangePoint]] = detect_change_points
+                      ) -> Page:
+    """Each significant step in a series' ops/s history, with the runs on either side;
+    `detect`: the core's detector, or one that remembers its answers (site_cache)."""
     rows = []
     for _, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
         if len(group) < MIN_RUNS_FOR_STEPS:
@@ -53,7 +56,7 @@ def changepoints_page(points: pd.DataFrame, base: str = "../") -> Page:
         # The newest runs only: a step older than the window is history the trend already shows,
         # and E-Divisive's cost grows with the square of the series' length.
         group = group.tail(CHANGE_POINT_WINDOW).reset_index(drop=True)
-        for cp in detect_change_points(list(group["ops_median"])):
+        for cp in detect(list(group["ops_median"])):
             before, after = group.iloc[cp.index - 1], group.iloc[cp.index]
             rows.append([_series_label(after),
                          Link(f"{before.run_id} ({before.engine_version})", run_href(before.run_id, base)),

@@ -11,6 +11,7 @@ from orchestrator.gate import GateConf
 
 from . import forked, render
 from .comparisons import SiteVerdicts
+from .site_cache import RememberedSteps, SiteCache
 from .stats_data import read_stats
 from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
 
@@ -23,29 +24,39 @@ def _write(env: jinja2.Environment, docs: Path, name: str, page: Any) -> dict[st
 
 
 def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.DataFrame,
-                      gate: GateConf, aa_pairs: list[tuple[str, str]]) -> dict[str, Any]:
+                      gate: GateConf, aa_pairs: list[tuple[str, str]],
+                      steps: RememberedSteps) -> dict[str, Any]:
     """statistics/*.md but the targets page (verdicts with the gate config's thresholds);
     returns their nav entries by page."""
     data = read_stats(db, gate)
     pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
-             "change-points": changepoints_page(points), "ab": ab_page(data)}
+             "change-points": changepoints_page(points, detect=steps.detect),
+             "ab": ab_page(data)}
     return {name: _write(env, docs, name, page) for name, page in pages.items()}
 
 
 def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
-                      aa_pairs: list[tuple[str, str]]
+                      aa_pairs: list[tuple[str, str]], cache: SiteCache
                       ) -> Callable[[SiteVerdicts], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller reads the verdicts and
     writes the other pages (change-point detection is the slowest page on a long history, and
     needs no verdict; this machine has 2 cores). Returns a function that writes the targets
     page from the verdicts, waits for the child and gives the nav entries (or raises its
-    error)."""
-    wait = forked.start(lambda: write_stats_pages(render.environment(), docs, db, points, gate,
-                                                  aa_pairs), "tidemark-stats-pages")
+    error). The child's change points of series whose window of history is unchanged come
+    from the last build's `cache`; what it used is kept for the next."""
+    steps = RememberedSteps(cache)
+
+    def work() -> tuple[dict[str, Any], dict[str, Any]]:
+        nav = write_stats_pages(render.environment(), docs, db, points, gate, aa_pairs, steps)
+        return nav, steps.used
+
+    wait = forked.start(work, "tidemark-stats-pages")
 
     def finish(site_verdicts: SiteVerdicts) -> list[dict[str, Any]]:
         targets = _write(render.environment(), docs, "targets", targets_page(site_verdicts))
-        nav = {**wait(), "targets": targets}
+        nav, used = wait()
+        steps.keep(used)
+        nav["targets"] = targets
         return [nav[name] for name in PAGES]
 
     return finish

@@ -241,3 +241,28 @@ def test_run_pages_from_the_shell_equal_the_pages_mkdocs_renders(history: Path,
         built_page = (out / "site" / source.replace(".md", ".html")).read_text()
         assert built_page.startswith(before) and built_page.endswith(after), source
         assert "tm-slot" in converted.content and "tm-slot" not in built_page
+
+
+def test_change_points_are_remembered_per_window_of_values(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.analysis import changepoints
+    from reports.site_cache import RememberedSteps
+
+    step = [100.0] * 10 + [150.0] * 10
+    flat = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.2, 99.8]
+    first = RememberedSteps(SiteCache(tmp_path))
+    found = first.detect(step)
+    assert found == changepoints.detect_change_points(step) and found[0].index == 10
+    assert first.detect(flat) == changepoints.detect_change_points(flat)
+    cache = SiteCache(tmp_path)
+    RememberedSteps(cache).keep(first.used)
+    cache.save()
+
+    def not_again(values: list[float]) -> None:
+        raise AssertionError(f"computed again: {values}")
+
+    monkeypatch.setattr(changepoints, "detect_change_points", not_again)
+    second = RememberedSteps(SiteCache(tmp_path))
+    assert second.detect(step) == found and second.detect(flat) == first.detect(flat)
+    with pytest.raises(AssertionError, match="computed again"):
+        second.detect(step + [150.0])  # one more run: another window, computed
