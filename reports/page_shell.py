@@ -51,11 +51,11 @@ class Converted:
     def check_shell_ready(self, src_uri: str) -> None:
         """A page the shell can carry: its own title, a heading, an <h1>, and no meta the
         theme would print elsewhere (RuntimeError: a template broke what the shell needs)."""
-        problems = [f"meta keys {sorted(set(self.meta_keys) - SHELL_META)}"
-                    for _ in [0] if set(self.meta_keys) - SHELL_META]
-        problems += [problem for problem, missing in (
+        other_meta = sorted(set(self.meta_keys) - SHELL_META)
+        problems = [problem for problem, found in (
+            (f"meta keys {other_meta}", other_meta),
             ("no title in its front matter", not self.title), ("no heading", not self.skip),
-            ("no <h1>", "<h1" not in self.content)) if missing]
+            ("no <h1>", "<h1" not in self.content)) if found]
         if problems:
             raise RuntimeError(f"{src_uri} cannot be built from the page shell: "
                                + "; ".join(problems))

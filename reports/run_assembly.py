@@ -14,7 +14,7 @@ import json
 import multiprocessing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 import pandas as pd
@@ -77,25 +77,36 @@ class Bodies:
     rebuilt: int  # how many were made in this build
 
 
-def start_run_pages(db: Path, docs: Path, config: Path, first: RunReads, cache: SiteCache
-                    ) -> tuple[Any, Any, Callable[[], Bodies]]:
-    """Start the worker that writes the run pages' Markdown, then (once the other pages and
-    the config are written: set the second event) makes their bodies. Returns (the event it
-    sets once the Markdown is written, the event to set, a function that waits for it)."""
-    context = multiprocessing.get_context("fork")
-    markdown_ready, docs_ready = context.Event(), context.Event()
+class RunPagesWorker:
+    """The forked worker of the run pages: it writes their Markdown at once, then, when told
+    the other pages and the config are written, makes the bodies that cannot be reused."""
 
-    def work() -> Bodies:
-        try:
-            env = render.environment()
-            points = recent_points(db, first.runs)
-            pages = write_run_pages(env, docs, first.runs, points, first.fingerprints,
-                                    first.logs, previous_keys(cache))
-        finally:
-            markdown_ready.set()  # after an error too: the parent learns it when it waits
-        return _make_bodies(env, db, config, pages, points, cache, docs_ready)
+    def __init__(self, db: Path, docs: Path, config: Path, first: RunReads, cache: SiteCache):
+        context = multiprocessing.get_context("fork")
+        self._markdown, self._docs = context.Event(), context.Event()
 
-    return markdown_ready, docs_ready, forked.start(work, "tidemark-run-pages")
+        def work() -> Bodies:
+            try:
+                env = render.environment()
+                points = recent_points(db, first.runs)
+                pages = write_run_pages(env, docs, first.runs, points, first.fingerprints,
+                                        first.logs, previous_keys(cache))
+            finally:
+                self._markdown.set()  # after an error too: the parent hears of it in bodies()
+            return _make_bodies(env, db, config, pages, points, cache, self._docs)
+
+        self._wait = forked.start(work, "tidemark-run-pages")
+
+    def wait_for_markdown(self) -> None:
+        """MkDocs must see every run page's Markdown, to resolve the links to them."""
+        self._markdown.wait()
+
+    def go_on(self) -> None:
+        """The docs and the config are written (or the build failed: the worker then ends)."""
+        self._docs.set()
+
+    def bodies(self) -> Bodies:
+        return self._wait()
 
 
 def convert_shell(config: Path) -> Converted:

@@ -28,7 +28,7 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
-from .run_assembly import convert_shell, place_run_pages, start_run_pages
+from .run_assembly import RunPagesWorker, convert_shell, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
 from .noise_table import noise_table
 from .site_cache import SiteCache
@@ -282,7 +282,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         docs = _fresh_docs(out)
     # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages in
     # another process, the points, verdicts and other pages here.
-    markdown_ready, docs_ready, bodies = start_run_pages(db, docs, config, first, cache)
+    worker = RunPagesWorker(db, docs, config, first, cache)
     try:
         with times.phase("points"):
             points = read_points(db, cache, first.fingerprints)
@@ -293,13 +293,13 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         shutil.rmtree(fragments, ignore_errors=True)
         with times.phase("pages"):
             config = _write_pages(out, docs, fragments, results, stats_nav)
-            markdown_ready.wait()  # MkDocs must see every run page to resolve links to them
+            worker.wait_for_markdown()
     finally:
-        docs_ready.set()  # the worker goes on to the bodies (or, after an error, ends)
+        worker.go_on()
     with times.phase("mkdocs"):
         with render.mkdocs_building(config):
             shell = convert_shell(config)
-            made = bodies()
+            made = worker.bodies()
     with times.phase("run pages"):
         place_run_pages(shell, out / "site", made, cache)
     times.notes.append(f"{made.rebuilt} of {len(made.pages)} run pages rebuilt")
