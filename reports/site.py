@@ -1,6 +1,7 @@
 """`tidemark site`: results DB → Markdown pages → MkDocs site (wiring only)."""
 from __future__ import annotations
 
+import gc
 import resource
 import shutil
 import time
@@ -256,6 +257,7 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
     try:
         return _build_from(db, out, gate, times)
     finally:
+        gc.unfreeze()
         db.unlink(missing_ok=True)
         db.with_name(db.name + ".wal").unlink(missing_ok=True)
 
@@ -286,6 +288,9 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     try:
         with times.phase("points"):
             points = read_points(db, cache, first.fingerprints)
+        # Hundreds of thousands of long-lived objects: the collector need not walk them again
+        # and again, nor touch (and so copy) their pages in the forked children.
+        gc.freeze()
         stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs, cache)
         with times.phase("read"):
             results = read_results(db, gate, first, points)
