@@ -70,7 +70,25 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
     path = cache.file(POINTS, facts["files"][0]) if facts.get("files") else None
     known = facts.get("runs", {}) if path is not None and path.is_file() else {}
     kept = sorted(run for run, key in fingerprints.items() if known.get(run) == key)
-    changed = sorted(run for run in fingerprints if run not in known or known[run] != fingerprints[run])
+    try:
+        _points_table(con, path, kept, sorted(set(fingerprints) - set(kept)))
+    except duckdb.Error:  # a damaged file of the last build: read every run's points again
+        kept = []
+        _points_table(con, None, [], sorted(fingerprints))
+    points = con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}").df()
+    if len(kept) != len(fingerprints) or set(known) != set(fingerprints):
+        name = f"{digest(sorted(fingerprints.items()))}.parquet"
+        target = cache.file(POINTS, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"COPY tm_points TO '{_sql_path(target)}' (FORMAT parquet)")
+        facts = {"runs": dict(fingerprints), "files": [name]}
+    cache.store(POINTS, POINTS, POINTS, facts)
+    return queries.decode_json(points)
+
+
+def _points_table(con: duckdb.DuckDBPyConnection, path: Any, kept: list[str],
+                  changed: list[str]) -> None:
+    """Temporary table tm_points: the kept runs' points from `path`, the changed runs' read."""
     parts, params = [], []
     if kept:
         parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
@@ -79,15 +97,6 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
         queries.create_points_table(con, "tm_new_points", changed if kept else None)
         parts.append("SELECT * FROM tm_new_points")
     con.execute(f"CREATE OR REPLACE TEMP TABLE tm_points AS {' UNION ALL '.join(parts)}", params)
-    points = con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}").df()
-    if changed or set(known) != set(fingerprints):
-        name = f"{digest(sorted(fingerprints.items()))}.parquet"
-        target = cache.file(POINTS, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY tm_points TO '{_sql_path(target)}' (FORMAT parquet)")
-        facts = {"runs": dict(fingerprints), "files": [name]}
-    cache.store(POINTS, POINTS, POINTS, facts)
-    return queries.decode_json(points)
 
 
 def _sql_path(path: Any) -> str:

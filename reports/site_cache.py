@@ -70,8 +70,8 @@ class SiteCache:
             path = self.root / f"{kind}.pkl"
             try:
                 stored = pickle.loads(path.read_bytes())
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-                stored = {}  # no cache yet, or a damaged one: build as if fresh
+            except Exception:  # noqa: BLE001 - none yet, or damaged: build as if fresh
+                stored = {}
             # The generator's hash is part of every key, so an index from another version of
             # the code is dropped whole rather than entry by entry.
             fresh = isinstance(stored, dict) and stored.get("generator") == generator_fingerprint()

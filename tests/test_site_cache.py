@@ -194,7 +194,8 @@ def test_a_damaged_or_foreign_cache_is_not_trusted(history: Path, tmp_path: Path
     out = tmp_path / "out"
     build_site(history, out)
     (out / "cache" / f"{BODIES}.pkl").write_bytes(b"not a pickle")
-    shutil.rmtree(out / "cache" / read_cache.POINTS)
+    for points in (out / "cache" / read_cache.POINTS).iterdir():
+        points.write_bytes(points.read_bytes()[:100])  # cut short
     index = out / "cache" / f"{read_cache.FINGERPRINTS}.pkl"
     stored = pickle.loads(index.read_bytes())
     index.write_bytes(pickle.dumps({**stored, "generator": "another version"}))
