@@ -267,3 +267,20 @@ def test_change_points_are_remembered_per_window_of_values(tmp_path: Path,
     assert second.detect(step) == found and second.detect(flat) == first.detect(flat)
     with pytest.raises(AssertionError, match="computed again"):
         second.detect(step + [150.0])  # one more run: another window, computed
+
+
+def test_the_history_read_once_answers_every_smaller_question_alike(history: Path) -> None:
+    from orchestrator.store import reads
+
+    keys = sorted(f"{w}-{t}" for w, t in SERIES)
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        questions = [(tuple(k), tuple(m)) for k in (keys, keys[:2])
+                     for m in (["ops_per_sec"], ["p50_us"], ["ops_per_sec", "p50_us"])]
+        alone = {question: reads.load_history(con, *question) for question in questions}
+        with reads.remembering_history(con):
+            reads.load_history(con, keys, ["ops_per_sec", "p50_us"])
+            remembered = {question: reads.load_history(con, *question) for question in alone}
+        assert remembered == alone and all(h.medians for h in alone.values())
+    finally:
+        con.close()
