@@ -137,6 +137,8 @@ class MkDocsPages:
         page = Page(None, file, self.config)
         recording = _RecordingFiles(self.files)
         with _quiet():
+            # What `mkdocs build` calls for every page (a private name, of the pinned MkDocs:
+            # tests/test_site_cache.py compares the pages with the ones MkDocs renders).
             _populate_page(page, self.config, recording)  # type: ignore[arg-type]
             before = len(self._index.entries) if self._index is not None else 0
             page.active = True
