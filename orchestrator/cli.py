@@ -379,6 +379,12 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
     return command
 
 
+def ingest_command(argv: list[str]) -> None:
+    from .ingest import ingest_command as run_ingest
+
+    run_ingest(argv, console)
+
+
 def db_command(argv: list[str]) -> None:
     from .db_cli import db_command as run_db
 
@@ -386,7 +392,7 @@ def db_command(argv: list[str]) -> None:
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "machine": machine_command,
+            "label": label_command, "db": db_command, "ingest": ingest_command, "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -401,6 +407,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
+              f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)
