@@ -13,6 +13,7 @@ from rich.console import Console
 from .errors import ConfigError, Interrupted, RunIncomplete, UserError
 from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
+from .sweep_state import JOB_ERRORS, RUN_OUTCOMES, SWEEP
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite")
@@ -152,16 +153,6 @@ def _job_target(job_num: int | None):  # type: ignore[no-untyped-def]
     return RunTarget(resume=run_id, sweep=sweep)
 
 
-# The `tidemark run -m` this process runs: its id and argv (recorded with each job's run), and
-# when it is resumed, {job number: (run id, status)} of the jobs that have a run already; or
-# {"resume_run": RUN} for one resumed run.
-SWEEP: dict = {}
-
-
-# (run id, status, failed invocations, invocations) of each run of this command that was not ok.
-RUN_OUTCOMES: list[tuple[str, str, int, int]] = []
-
-
 def _fail(exc: UserError) -> None:
     console.file.flush()
     print(f"tidemark: error: {exc}", file=sys.stderr)
@@ -181,6 +172,8 @@ def run_command(argv: list[str]) -> None:
     register_schemas()
     sys.argv = ["tidemark run", *argv]
     hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
+    if JOB_ERRORS:
+        raise JOB_ERRORS[0]
     if RUN_OUTCOMES:
         text = "; ".join(f"run {r} {s}: {f} of {n} invocations failed"
                          for r, s, f, n in RUN_OUTCOMES)

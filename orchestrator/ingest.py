@@ -100,6 +100,15 @@ class Ingestor:
         self.history_logs = history_logs or db.parent / "logs"
         # Checked and backed up before the first bundle, as a run does before it measures.
         self.store = open_checked(db)
+        self.seen: set[Path] = set()  # bundles this process merged or found merged already
+
+    def sweep_run(self, sweep_id: str, job: int) -> RunOutcome | None:
+        """The run of one job of a sweep, when the history has it."""
+        with self.store.reading() as con:
+            row = con.execute("SELECT run_id FROM runs WHERE json_extract_string(sweep, '$.id') "
+                              "= ? AND json_extract(sweep, '$.job')::INTEGER = ?",
+                              [sweep_id, job]).fetchone()
+        return _run_outcomes(self.store, [row[0]])[0] if row else None
 
     def ingest(self, paths: list[Path], say: Callable[[str], None]) -> IngestReport:
         """Every sealed bundle under `paths`; an unfinished one named directly is refused."""
@@ -113,11 +122,15 @@ class Ingestor:
             else:
                 report.unfinished.append(root)
         for root in sealed:
+            if root in self.seen:
+                continue
             try:
                 done = ingest_bundle(self.store, root, self.history_logs)
             except UserError as exc:
                 report.refused.append(str(exc))
+                self.seen.add(root)  # said once; a later ingest of the folder says it again
                 continue
+            self.seen.add(root)
             report.ingested.append(done)
             say(_said(done))
         return report
