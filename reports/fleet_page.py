@@ -57,12 +57,18 @@ def _charts(frame: pd.DataFrame, keys: list[str]) -> list[Section]:
                                    describe(g[1].iloc[-1])))
     sections = []
     for index, (_, series) in enumerate(groups[:CHARTS_SHOWN]):
-        lines = chart_series(series.assign(series_key=series["machine"]))
-        for line in lines:
-            line["label"] = line["key"]  # the machine: every line is one machine
         title = f"{series.iloc[-1]['workload']}: {describe(series.iloc[-1])}"
-        sections.append(Section(title, chart=charts.trend_chart(lines, f"fleet-{index}")))
+        sections.append(Section(title, chart=charts.trend_chart(machine_lines(series),
+                                                                f"fleet-{index}")))
     return sections
+
+
+def machine_lines(series: pd.DataFrame) -> list[dict[str, Any]]:
+    """The trend lines of one series (rows of `with_machines`), one per machine."""
+    lines = chart_series(series.assign(series_key=series["machine"]))
+    for line in lines:
+        line["label"] = line["key"]  # the machine, not the series: every line is one machine
+    return lines
 
 
 def _machines_table(frame: pd.DataFrame, runs: pd.DataFrame) -> Table:

@@ -85,10 +85,19 @@ def test_sweep_runs_each_job_on_a_node_of_its_profile_once_without_overlap(clust
     assert proc.stdout.count("exclusive, time limit") == JOBS
     runs = _check_history(tmp_path, features)
     assert {node for _, _, node, *_ in runs} == {"fleet-a", "fleet-b"}
-    # The site reads the merged history like any other.
-    site = tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"),
-                    "--out", str(tmp_path / "build"), env=env, timeout=600)
-    assert site.returncode == 0
+    # The site: the fleet page puts the two profiles side by side, each machine page lists
+    # its runs with the node each ran on.
+    tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out",
+             str(tmp_path / "build"), env=env, timeout=600)
+    docs = tmp_path / "build" / "docs"
+    fleet = (docs / "fleet" / "index.md").read_text().splitlines()
+    header = next(line for line in fleet if line.startswith("| Workload | Series |"))
+    assert "| fleet-a · " in header and "| fleet-b · " in header
+    rows = [line for line in fleet if line.startswith("| readrandom |")]
+    assert len(rows) == 3 and all(line.count("](../runs/") == 2 for line in rows)
+    listed = "".join(p.read_text() for p in (docs / "machines").glob("*.md"))
+    for _, profile, node, *_, run_id in runs:
+        assert f"[{run_id}](../runs/" in listed and f"| {profile} | {node} (job " in listed
 
 
 def _wait_for_slurm_jobs(env: dict[str, str], timeout_s: float = 300) -> None:
