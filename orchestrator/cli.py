@@ -164,9 +164,14 @@ def run_command(argv: list[str]) -> None:
     import secrets
 
     argv, resume = _split_resume(argv)
+    multirun = "-m" in argv or "--multirun" in argv
+    launcher = next((a for a in argv if a.startswith("hydra/launcher=")), "")
+    if launcher and not multirun and not resume:
+        raise ConfigError(f"{launcher} launches the jobs of a sweep; add -m (e.g. tidemark run "
+                          f"-m {launcher} machine=A,B ...), or drop it to run here")
     if resume:
         argv = _resume_argv(resume, argv)
-    elif "-m" in argv or "--multirun" in argv:
+    elif multirun:
         SWEEP.update(id=secrets.token_hex(4), argv=[a for a in argv if not a.startswith("-")])
     validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
     register_schemas()
@@ -385,7 +390,8 @@ def db_command(argv: list[str]) -> None:
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "ingest": ingest_command, "machine": machine_command,
+            "label": label_command, "db": db_command, "ingest": ingest_command,
+            "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
