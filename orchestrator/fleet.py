@@ -94,6 +94,9 @@ def job_states(job_ids: list[str]) -> dict[str, str]:
     return {job_id: states[job_id] for job_id in job_ids if job_id in states}
 
 
+ERROR_PREFIX = "tidemark: error: "  # how the CLI prints a UserError, on the node too
+
+
 @dataclass
 class FleetJob:
     """One submitted sweep job."""
@@ -119,7 +122,7 @@ class FleetJob:
         """Why a job ended without a run: its own one-line error, else its last line."""
         text = self.job.stderr() or ""
         lines = [line for line in text.splitlines() if line.strip()]
-        said = [line for line in lines if line.startswith("tidemark: error:")]
+        said = [line.removeprefix(ERROR_PREFIX) for line in lines if line.startswith(ERROR_PREFIX)]
         return (said or lines or [f"no output (Slurm state {self.state})"])[-1]
 
 

@@ -131,3 +131,30 @@ def test_submitter_killed_mid_sweep_loses_nothing_after_ingest(cluster, tmp_path
                          str(tmp_path / "tidemark.duckdb"), env=env)
     assert f"{JOBS - merged_before} run(s) added" in recovered.stdout, recovered.stdout
     _check_history(tmp_path, features)
+
+
+def _one_error_line(proc) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+    return lines[0]
+
+
+def test_a_profile_no_node_serves_is_refused_before_anything_is_submitted(cluster, tmp_path):
+    env, _ = cluster
+    proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a,ci-2core",
+                    "engine=leveldb", "workload=readrandom", env=env, check=False)
+    assert "no Slurm node has feature 'ci-2core'" in _one_error_line(proc)
+    assert "submitted job" not in proc.stdout and not (tmp_path / "tidemark.duckdb").exists()
+
+
+def test_a_job_that_fails_on_its_node_is_named_with_its_own_error(cluster, tmp_path):
+    env, _ = cluster
+    proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-b",
+                    "engine=leveldb", "engine.source.kind=local",
+                    "engine.source.path=/nonexistent-engine", "workload=readrandom", env=env,
+                    check=False)
+    line = _one_error_line(proc)
+    assert "1 of 1 fleet jobs ended without a bundle; first job 0 (machine=fleet-b" in line
+    assert "'/nonexistent-engine' has no CMakeLists.txt" in line and "_log.err)" in line
+    # The job's bundle folder never started a run: removed, nothing for ingest to trip on.
+    assert not any((tmp_path / "fleet" / "bundles").rglob("run.duckdb"))
