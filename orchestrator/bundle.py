@@ -102,8 +102,10 @@ def _bundle_files(root: Path) -> list[str]:
 
 
 def seal_bundle(layout: BundleLayout, run_ids: list[str], build: dict[str, Any],
-                facts: dict[str, Any], schema_version: int, tidemark_sha: str) -> Path:
-    """Write the provenance files and, last, the manifest that makes the bundle finished."""
+                facts: dict[str, Any], schema_version: int, tidemark_sha: str,
+                sealed_by: str = "run") -> Path:
+    """Write the provenance files and, last, the manifest that makes the bundle finished;
+    `sealed_by` says who sealed it (the run itself, or ingest for a killed job)."""
     for name, content in (("build.json", build), ("machine.json", facts)):
         (layout.root / name).write_text(json.dumps(content, indent=2, sort_keys=True, default=str))
     files = {}
@@ -114,7 +116,7 @@ def seal_bundle(layout: BundleLayout, run_ids: list[str], build: dict[str, Any],
                 "schema_version": schema_version, "run_ids": run_ids,
                 "logs_prefix": str(layout.logs_dir), "host": socket.gethostname(),
                 "created_at": datetime.now(timezone.utc).isoformat(),
-                "tidemark_sha": tidemark_sha, "files": files}
+                "tidemark_sha": tidemark_sha, "sealed_by": sealed_by, "files": files}
     partial = layout.root / f".{MANIFEST}.partial"
     partial.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     os.replace(partial, layout.root / MANIFEST)  # a reader sees no manifest or a whole one

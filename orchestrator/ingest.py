@@ -9,7 +9,9 @@ crash in between is filled in by the next ingest of the same bundle.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +20,10 @@ from typing import Callable
 import duckdb
 from rich.console import Console
 
-from .bundle import DB_FILE, check_versions, find_bundles, read_manifest, verify_files
+from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
+                     seal_bundle, verify_files)
 from .errors import BundleError, UserError
+from .liveness import is_gone
 from .store import Store, open_checked
 from .store.merge import BundleRow
 from .store.schema import LATEST_VERSION
@@ -92,6 +96,37 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
     return Ingested(root, _run_outcomes(store, run_ids), True)
 
 
+def seal_unfinished(root: Path) -> list[str]:
+    """Seal a bundle whose job was killed outright (no manifest), so what it committed can be
+    merged: its runs still `running` are marked killed, the manifest is written from what its
+    database holds. Refused while its writer still runs on this host; on another host the
+    caller vouches that the job has ended. The run ids sealed ([] when nothing was measured)."""
+    layout = BundleLayout(root)
+    if not layout.db.is_file():
+        return []
+    store = Store(layout.db)
+    try:
+        with store.reading() as con:
+            runs = con.execute("SELECT run_id, status, machine_state::VARCHAR FROM runs "
+                               "ORDER BY run_id").fetchall()
+            build = con.execute("SELECT provenance::VARCHAR FROM builds LIMIT 1").fetchone()
+            facts = con.execute("SELECT facts::VARCHAR FROM machines LIMIT 1").fetchone()
+        for run_id, status, state in runs:
+            process = (json.loads(state) if state else {}).get("process")
+            if status == "running" and process and not is_gone(process) and \
+                    process.get("host") == socket.gethostname():
+                raise BundleError(f"bundle {root}: run {run_id} is still being written by pid "
+                                  f"{process.get('pid')}; wait for its job to end")
+            store.mark_killed(run_id)
+    finally:
+        store.close()
+    if not runs:
+        return []
+    seal_bundle(layout, [r for r, _, _ in runs], json.loads(build[0]) if build else {},
+                json.loads(facts[0]) if facts else {}, LATEST_VERSION, "", "ingest --unfinished")
+    return [r for r, _, _ in runs]
+
+
 class Ingestor:
     """The one writer of a history that bundles are merged into, as they arrive."""
 
@@ -110,10 +145,15 @@ class Ingestor:
                               [sweep_id, job]).fetchone()
         return _run_outcomes(self.store, [row[0]])[0] if row else None
 
-    def ingest(self, paths: list[Path], say: Callable[[str], None]) -> IngestReport:
-        """Every sealed bundle under `paths`; an unfinished one named directly is refused."""
+    def ingest(self, paths: list[Path], say: Callable[[str], None],
+               unfinished_too: bool = False) -> IngestReport:
+        """Every sealed bundle under `paths`; an unfinished one named directly is refused,
+        unless `unfinished_too` (its job was killed): then it is sealed first and merged."""
         report = IngestReport()
         sealed, unfinished = find_bundles(paths)
+        if unfinished_too:
+            sealed += self._sealed_now(unfinished, report, say)
+            unfinished = []
         for root in unfinished:
             if root in paths:
                 report.refused.append(f"bundle {root}: no manifest.json: the bundle is "
@@ -135,6 +175,22 @@ class Ingestor:
             say(_said(done))
         return report
 
+    def _sealed_now(self, roots: list[Path], report: IngestReport,
+                    say: Callable[[str], None]) -> list[Path]:
+        sealed = []
+        for root in roots:
+            try:
+                runs = seal_unfinished(root)
+            except UserError as exc:
+                report.refused.append(str(exc))
+                continue
+            if runs:
+                say(f"sealed unfinished {root}: run {', '.join(runs)} marked killed")
+                sealed.append(root)
+            else:
+                say(f"skipped {root}: unfinished and nothing measured in it")
+        return sealed
+
     def close(self) -> None:
         self.store.close()
 
@@ -155,16 +211,20 @@ def ingest_command(argv: list[str], console: Console) -> None:
     parser.add_argument("--db", type=Path, default=Path("results/tidemark.duckdb"))
     parser.add_argument("--logs", type=Path, help="where the runs' logs go (default: logs/ "
                         "beside the database)")
+    parser.add_argument("--unfinished", action="store_true", help=(
+        "also merge bundles without a manifest (a job killed outright, e.g. its node died): "
+        "what they committed is sealed and merged, their runs marked killed; only once their "
+        "jobs have ended"))
     args = parser.parse_args(argv)
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
     ingestor = Ingestor(args.db, args.logs)
     try:
-        report = ingestor.ingest(args.paths, say)
+        report = ingestor.ingest(args.paths, say, args.unfinished)
     finally:
         ingestor.close()
     for root in report.unfinished:
-        say(f"skipped {root}: unfinished (no manifest.json: its job is still running or was "
-            f"killed)")
+        say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
+            f"killed: then add --unfinished)")
     added = sum(len(done.runs) for done in report.ingested if done.added)
     say(f"{added} run(s) added to {args.db}; {len(report.ingested) - sum(d.added for d in report.ingested)} "
         f"bundle(s) were in it already; {len(report.refused)} refused")

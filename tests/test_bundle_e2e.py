@@ -149,3 +149,26 @@ def test_a_damaged_bundle_is_refused_in_one_line_and_nothing_is_written(runs, tm
     assert said in lines[0] and lines[0].endswith("nothing was written from it")
     assert {t: rows(history, t) for t in before} == before
     assert not (history.parent / "logs").exists()
+
+
+def test_a_bundle_of_a_job_killed_outright_is_merged_with_unfinished(runs, tmp_path):
+    """A node's job killed by SIGKILL leaves its committed invocations and no manifest: a folder
+    ingest skips it and says how to take it; --unfinished merges it, the run marked killed."""
+    _, bundle = runs
+    killed = tmp_path / "bundles" / bundle.name
+    shutil.copytree(bundle, killed)
+    (killed / "manifest.json").unlink()
+    con = duckdb.connect(str(killed / "run.duckdb"))
+    con.execute("""UPDATE runs SET status = 'running', finished_at = NULL, machine_state =
+                   json_object('process', json_object('host', 'another-node', 'pid', 1))""")
+    measured = con.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    con.close()
+    history = tmp_path / "history" / "tidemark.duckdb"
+    skipped = ingest(history, killed.parent).stdout
+    assert "unfinished" in skipped and "--unfinished" in skipped and "0 run(s) added" in skipped
+    merged = tidemark(tmp_path, "ingest", str(killed.parent), "--unfinished", "--db", str(history))
+    assert "marked killed" in merged.stdout and "1 run(s) added" in merged.stdout
+    con = duckdb.connect(str(history), read_only=True)
+    assert con.execute("SELECT status, finished_at IS NOT NULL FROM runs").fetchall() == [("killed", True)]
+    assert con.execute("SELECT count(*) FROM invocations").fetchone()[0] == measured
+    con.close()

@@ -306,6 +306,13 @@ class Store:
         self._in_transaction(write)
 
     @_session
+    def mark_killed(self, run_id: str) -> None:
+        """A run left `running` by a process known to be gone (a fleet job killed outright on
+        another host: `tidemark ingest --unfinished`)."""
+        self.con.execute("UPDATE runs SET status = 'killed', finished_at = ? WHERE run_id = ? "
+                         "AND status = 'running'", [_now(), run_id])
+
+    @_session
     def merged_bundle_runs(self, bundle_id: str) -> list[str] | None:
         """The runs a bundle brought when it was merged before (ingest is idempotent); None."""
         return already_merged(self.con, bundle_id)
