@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.e2e import tidemark
+from tests.e2e import run_argv, tidemark
 
 pytestmark = pytest.mark.engine
 RUN = ("run", "engine=leveldb", "workload=readrandom", "repetitions=2", "workload.params.num=2000")
@@ -172,3 +175,42 @@ def test_a_bundle_of_a_job_killed_outright_is_merged_with_unfinished(runs, tmp_p
     assert con.execute("SELECT status, finished_at IS NOT NULL FROM runs").fetchall() == [("killed", True)]
     assert con.execute("SELECT count(*) FROM invocations").fetchone()[0] == measured
     con.close()
+
+
+def _measured_in_bundle(folder: Path) -> int:
+    for db in folder.glob("*/run.duckdb"):
+        try:
+            con = duckdb.connect(str(db), read_only=True)
+        except duckdb.Error:  # the writer holds it for a commit
+            return 0
+        try:
+            return con.execute("SELECT count(*) FROM invocations WHERE phase = 'measured'").fetchone()[0]
+        finally:
+            con.close()
+    return 0
+
+
+def test_a_bundle_run_ended_by_sigterm_is_sealed_with_what_it_measured(tmp_path):
+    """Slurm's time limit (or scancel) sends SIGTERM: the run ends interrupted and its bundle is
+    still sealed, so the submitter merges what was measured."""
+    folder = tmp_path / "bundles"
+    argv = run_argv(tmp_path, "run", "engine=leveldb", "counters=false", "workload=readrandom",
+                    "workload.params.num=100000", "repetitions=30", f"bundle_dir={folder}")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while _measured_in_bundle(folder) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err.strip().splitlines()[-1], err[-2000:]
+    (bundle,) = list(folder.iterdir())
+    assert (bundle / "manifest.json").is_file()
+    history = tmp_path / "history" / "tidemark.duckdb"
+    ingest(history, bundle)
+    con = duckdb.connect(str(history), read_only=True)
+    (status, kept), = con.execute("SELECT r.status, count(i.invocation_id) FILTER (WHERE "
+                                  "i.phase = 'measured' AND i.status = 'ok') FROM runs r JOIN "
+                                  "invocations i USING (run_id) GROUP BY r.status").fetchall()
+    con.close()
+    assert status == "interrupted" and 2 <= kept < 30
