@@ -81,7 +81,7 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
     check_versions(manifest, LATEST_VERSION)
     row = BundleRow(bundle_id=manifest.bundle_id, source=str(root),
                     host=str(manifest.data.get("host", "")),
-                    created_at=str(manifest.data.get("created_at") or "") or None,  # type: ignore[arg-type]
+                    created_at=manifest.data.get("created_at"),
                     schema_version=manifest.schema_version, manifest=manifest.data,
                     logs_from=manifest.logs_prefix, logs_to=str(history_logs))
     with tempfile.TemporaryDirectory(prefix="tidemark-ingest-") as tmp:

@@ -16,15 +16,11 @@ from markupsafe import Markup
 
 from . import charts
 from .format import MISSING, Link, num
-from .pages import chart_series, run_href
+from .machine_pages import machine_href
+from .pages import chart_series, profile_of, run_href
 from .tables import Page, Section, Table, describe, group_key, linked, with_identity
 
 CHARTS_SHOWN = 12  # the series measured on the most machines (then with the most runs)
-
-
-def profile_of(config: Any) -> str:
-    machine = (config or {}).get("machine") if isinstance(config, dict) else None
-    return str((machine or {}).get("name") or "unknown profile")
 
 
 def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -77,7 +73,8 @@ def _machines_table(frame: pd.DataFrame, runs: pd.DataFrame) -> Table:
         newest = mine.sort_values(["started_at", "run_id"]).iloc[-1]
         run_ids = set(mine["run_id"])
         shas = runs[runs["run_id"].isin(run_ids)]["binary_sha256"].dropna().unique()
-        rows.append([machine, num(len(run_ids)), Link(newest["run_id"], run_href(newest["run_id"], "../")),
+        rows.append([Link(machine, machine_href(newest["machine_fingerprint"], "../")),
+                     num(len(run_ids)), Link(newest["run_id"], run_href(newest["run_id"], "../")),
                      ", ".join(sorted(s[:12] for s in shas)) or MISSING])
     return Table(("Machine (profile · fingerprint)", "Runs", "Newest run", "Engine binaries (sha256)"),
                  rows, (False, True, False, False))

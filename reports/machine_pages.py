@@ -11,8 +11,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import MISSING, Link, anchor, date, escape_text, is_missing, num
-from .fleet_page import profile_of
-from .pages import run_href
+from .pages import profile_of, run_href
 from .tables import Page, Section, Table
 
 GIB, MIB = 2**30, 2**20

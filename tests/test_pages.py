@@ -289,8 +289,10 @@ def test_fleet_page_puts_machines_side_by_side_and_never_in_one_line():
     page = fleet_page(points, runs)
     machines, side_by_side, chart = page.sections
     assert "fleet-0" in chart.chart
-    assert [row[0] for row in machines.tables[0].rows] == [
-        "fleet-a · aaaaaaaa", "fleet-b · bbbbbbbb", "fleet-c · aaaaaaaa"]
+    assert [(row[0].text, row[0].href) for row in machines.tables[0].rows] == [
+        ("fleet-a · aaaaaaaa", "../machines/aaaaaaaaaaaa.md"),
+        ("fleet-b · bbbbbbbb", "../machines/bbbbbbbbbbbb.md"),
+        ("fleet-c · aaaaaaaa", "../machines/aaaaaaaaaaaa.md")]
     (row,) = side_by_side.tables[0].rows  # one series, its newest median on each machine
     assert [cell.text for cell in row[2:5]] == ["105", "80", "90"]
     assert row[2].href == "../runs/r3.md#inv-0003" and row[-1] == "2 / 1 / 1"

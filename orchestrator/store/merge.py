@@ -32,7 +32,7 @@ class BundleRow:
     bundle_id: str
     source: str
     host: str
-    created_at: str
+    created_at: str | None
     schema_version: int
     manifest: dict[str, Any]
     logs_from: str  # the log path prefix the job wrote
