@@ -9,7 +9,7 @@ each job asks for and the collecting loop are in orchestrator/fleet.py, without 
 # sys.modules, where dataclasses cannot resolve string annotations.
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -97,18 +97,35 @@ class FleetSlurmLauncher(SlurmLauncher):
         fleet.check_features({p.constraint for _, _, p in planned})
         ingestor = Ingestor(Path(str(self.config.db)))
         try:
-            jobs = [self._submit(num, overrides, place, bundles)
-                    for num, overrides, place in planned]
+            jobs, refused = self._submit_all(planned, bundles)
             failed = fleet.collect(jobs, ingestor, bundles, self.sweep["id"], _say,
                                    float(self.fleet["poll_s"]))
         finally:
             ingestor.close()
         sweep_state.RUN_OUTCOMES.extend((r.run_id, r.status, r.failed, r.invocations)
                                         for job in jobs for r in job.runs if r.status != "ok")
+        if refused is not None:
+            raise refused
         if failed:
             raise FleetError(f"{len(failed)} of {len(jobs)} fleet jobs ended without a bundle; "
                              f"first {failed[0].describe()}: {failed[0].error_line()} (its log: "
                              f"{failed[0].job.paths.stderr})")
+
+    def _submit_all(self, planned: List[Any], bundles: Path) -> Tuple[List[Any], Any]:
+        """The submitted jobs, and the error of the first job Slurm refused (None): the jobs
+        submitted before it go on, so they are collected all the same."""
+        from orchestrator.errors import FleetError
+
+        jobs: List[Any] = []
+        for num, overrides, place in planned:
+            try:
+                jobs.append(self._submit(num, overrides, place, bundles))
+            except Exception as exc:  # submitit's FailedSubmissionError carries sbatch's words
+                said = str(exc).strip().splitlines()
+                return jobs, FleetError(f"Slurm refused job {num} ({' '.join(overrides)}): "
+                                        f"{said[-1] if said else repr(exc)}; the {len(jobs)} "
+                                        f"job(s) submitted before it were collected")
+        return jobs, None
 
     def _submit(self, num: int, overrides: List[str], place: Any, bundles: Path) -> Any:
         from orchestrator.fleet import FleetJob
