@@ -226,8 +226,9 @@ def ingest_command(argv: list[str], console: Console) -> None:
         say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
             f"killed: then add --unfinished)")
     added = sum(len(done.runs) for done in report.ingested if done.added)
-    say(f"{added} run(s) added to {args.db}; {len(report.ingested) - sum(d.added for d in report.ingested)} "
-        f"bundle(s) were in it already; {len(report.refused)} refused")
+    known = sum(not done.added for done in report.ingested)
+    say(f"{added} run(s) added to {args.db}; {known} bundle(s) were in it already; "
+        f"{len(report.refused)} refused")
     if report.refused:
         for line in report.refused[1:]:
             say(f"refused: {line}")
