@@ -13,6 +13,7 @@ from rich.console import Console
 from .errors import ConfigError, Interrupted, RunIncomplete, UserError
 from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
+from .sweep_state import JOB_ERRORS, RUN_OUTCOMES, SWEEP
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
@@ -152,16 +153,6 @@ def _job_target(job_num: int | None):  # type: ignore[no-untyped-def]
     return RunTarget(resume=run_id, sweep=sweep)
 
 
-# The `tidemark run -m` this process runs: its id and argv (recorded with each job's run), and
-# when it is resumed, {job number: (run id, status)} of the jobs that have a run already; or
-# {"resume_run": RUN} for one resumed run.
-SWEEP: dict = {}
-
-
-# (run id, status, failed invocations, invocations) of each run of this command that was not ok.
-RUN_OUTCOMES: list[tuple[str, str, int, int]] = []
-
-
 def _fail(exc: UserError) -> None:
     console.file.flush()
     print(f"tidemark: error: {exc}", file=sys.stderr)
@@ -173,14 +164,21 @@ def run_command(argv: list[str]) -> None:
     import secrets
 
     argv, resume = _split_resume(argv)
+    multirun = "-m" in argv or "--multirun" in argv
+    launcher = next((a for a in argv if a.startswith("hydra/launcher=")), "")
+    if launcher and not multirun and not resume:
+        raise ConfigError(f"{launcher} launches the jobs of a sweep; add -m (e.g. tidemark run "
+                          f"-m {launcher} machine=A,B ...), or drop it to run here")
     if resume:
         argv = _resume_argv(resume, argv)
-    elif "-m" in argv or "--multirun" in argv:
+    elif multirun:
         SWEEP.update(id=secrets.token_hex(4), argv=[a for a in argv if not a.startswith("-")])
     validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
     register_schemas()
     sys.argv = ["tidemark run", *argv]
     hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
+    if JOB_ERRORS:
+        raise JOB_ERRORS[0]
     if RUN_OUTCOMES:
         text = "; ".join(f"run {r} {s}: {f} of {n} invocations failed"
                          for r, s, f, n in RUN_OUTCOMES)
@@ -382,6 +380,12 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
     return command
 
 
+def ingest_command(argv: list[str]) -> None:
+    from .ingest import ingest_command as run_ingest
+
+    run_ingest(argv, console)
+
+
 def db_command(argv: list[str]) -> None:
     from .db_cli import db_command as run_db
 
@@ -389,7 +393,8 @@ def db_command(argv: list[str]) -> None:
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "machine": machine_command,
+            "label": label_command, "db": db_command, "ingest": ingest_command,
+            "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -404,6 +409,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
+              f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)

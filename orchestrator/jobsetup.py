@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -34,8 +35,7 @@ from .runners.context import RunContext
 from .runners.interference import POLICIES, InterferencePolicy
 from .schema import TidemarkConf
 from .signals import signals_interrupt
-from .store import Store
-from .store.connection import backup
+from .store import Store, open_checked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -234,6 +234,9 @@ def machine_state_before(conf: TidemarkConf, shielded: shield.Shield | None) -> 
                              "check": system_check.check_state(tuple(conf.machine.pin_cpus))}
     if shielded is not None:
         state["shield"] = shielded.report
+    placement = machine.scheduler_placement()
+    if placement is not None:
+        state["scheduler"] = placement
     return state
 
 
@@ -252,7 +255,8 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
     # A shield that could not be applied is said (the run is still what the hardware check says)
     said = [f"shield {shielded.report['mode']} not applied: {shielded.report['reason']}"] \
         if shielded is not None and shielded.cpusets is None else []
-    return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    # Microseconds, like finished_at: runs on one fleet node are checked for overlap in time.
+    return {"run_id": run_id, "started_at": datetime.now(timezone.utc).isoformat(),
             "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
             "build_variant": plan.build_variant, "build_id": build.build_id,
             "build_cached": build.cached, "machine_fingerprint": facts["fingerprint"],
@@ -293,10 +297,7 @@ def open_results_store(db: Path, data_dir: Path, lock_wait_s: float | None = Non
     """The run's store, opened before anything is built or measured: a locked DB is waited
     for or refused now (not after a 15-minute compile), a damaged one is refused before
     anything is written, and a copy of the good file is kept (tidemark db backups)."""
-    existed = db.exists()
-    store = Store(db, check=True, lock_wait_s=lock_wait_s)
-    if existed:
-        backup(db)
+    store = open_checked(db, lock_wait_s)
     for run_id in store.killed_runs:  # a killed run could not remove its data set
         shutil.rmtree(data_dir / run_id, ignore_errors=True)
     return store

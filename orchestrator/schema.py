@@ -192,6 +192,10 @@ class TidemarkConf:
     cache_dir: str = "~/.cache/tidemark"
     data_dir: str = "${cache_dir}/data"
     build_jobs: int = 2
+    # Write the run as a bundle, a new folder `<bundle_dir>/<run_id>/` (orchestrator/bundle.py),
+    # instead of into `db`: for a host that does not write the history itself (a fleet node, a
+    # CI matrix job); `tidemark ingest` merges it. Empty: the run writes `db`.
+    bundle_dir: str = ""
     keep_data: bool = False
     # How long a run waits for another process's hold on the results DB (an analyst's session,
     # a site build reading it) before it stops; readers only ever hold it briefly.

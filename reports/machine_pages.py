@@ -11,7 +11,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import MISSING, Link, anchor, date, escape_text, is_missing, num
-from .pages import run_href
+from .pages import profile_of, run_href
 from .tables import Page, Section, Table
 
 GIB, MIB = 2**30, 2**20
@@ -111,19 +111,26 @@ def procedure_rows(residency: pd.DataFrame) -> list[list[Any]]:
     return [[state, steps] for state, steps in sorted(seen)]
 
 
-def recent_runs_table(runs: pd.DataFrame, base: str, limit: int = 10) -> Table:
+def runs_table(runs: pd.DataFrame, base: str) -> Table:
+    """Every run on this machine, newest first: the profile it used, where a scheduler placed
+    it, how it ended, and the machine's load and memory around it."""
     rows = []
-    for _, run in runs.head(limit).iterrows():
+    for _, run in runs.iterrows():
         state = run["machine_state"] or {}
         loads = [" ".join(str(x) for x in (state.get(side) or {}).get("loadavg") or []) or MISSING
                  for side in ("before", "after")]
         avail = [((state.get(side) or {}).get("memory") or {}).get("available")
                  for side in ("before", "after")]
+        placed = state.get("scheduler") or {}
+        node = f"{placed.get('node') or placed.get('nodes')} (job {placed.get('job_id')})" \
+            if placed else MISSING
         rows.append([Link(run["run_id"], run_href(run["run_id"], base)), date(run["started_at"]),
-                     *loads, *(MISSING if is_missing(a) else f"{a / GIB:.2f}" for a in avail),
+                     profile_of(run["config"]), node, run["status"], *loads,
+                     *(MISSING if is_missing(a) else f"{a / GIB:.2f}" for a in avail),
                      "yes" if run["verified"] else "⚠ no"])
-    return Table(("Run", "Started", "Load before", "Load after", "Available GiB before",
-                  "Available GiB after", "Verified"), rows)
+    return Table(("Run", "Started", "Profile", "Slurm node", "Status", "Load before",
+                  "Load after", "Available GiB before", "Available GiB after", "Verified"), rows,
+                 (False, False, False, False, False, True, True, True, True, False))
 
 
 def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame) -> Page:
@@ -136,9 +143,12 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
         Section("Hardware", tables=[facts_table(facts, HARDWARE)]),
         Section("Software", tables=[facts_table(facts, SOFTWARE)]),
         Section("Memory state at measurement time",
-                text=Markup("Captured right before and after the newest run on this machine; "
-                            "the table below it lists the state around recent runs."),
-                tables=[state_table(machine["last_state"] or {}), recent_runs_table(runs, base)]),
+                text=Markup("Captured right before and after the newest run on this machine."),
+                tables=[state_table(machine["last_state"] or {})]),
+        Section("Runs on this machine",
+                text=Markup("Every run measured here, newest first, with the machine profile it "
+                            "used and, for a fleet job, the Slurm node and job it ran as."),
+                tables=[runs_table(runs, base)]),
         Section("Page-cache state per benchmark type",
                 text=Markup("Median residency of the data set in the page cache right before each "
                             "measured process, per workload and cache state, over all runs on this "

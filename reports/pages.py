@@ -46,6 +46,12 @@ def params_summary(params: dict[str, Any] | None) -> str:
     return " ".join(shown) or MISSING
 
 
+def profile_of(config: Any) -> str:
+    """The machine profile a run used (its config's machine.name)."""
+    machine = (config or {}).get("machine") if isinstance(config, dict) else None
+    return str((machine or {}).get("name") or "unknown profile")
+
+
 def run_href(run_id: str, base: str) -> str:
     return f"{base}runs/{slug(run_id)}.md"
 

@@ -25,6 +25,7 @@ from .config_pages import Configs, load_configs, matrix_page, methodology_contex
 from .format import nav_title, slug
 from .gate_page import gate_page
 from .history_pages import history_page
+from .fleet_page import fleet_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .pages import home_page, workload_page
 from .run_site import write_run_pages, write_run_tables
@@ -203,7 +204,9 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
-    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
+    nav += [{"Machines": machine_nav},
+            _write_sections(env, docs, "fleet/index.md", fleet_page(results.points, results.runs)),
+            {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Reference": reference_nav}]
     return render.write_config(out, BASE_CONFIG, nav)
 

@@ -30,11 +30,12 @@ SCRIPT = "<script>window.__xss=1;alert(1)</script>"
 IMG = "<img src=x onerror=\"window.__xss=1;alert(1)\">"
 HOSTILE_RUN = "29991231T235959-xss001"
 SWEEP = "suite.items=[{workload: readrandom, threads: [1, 2], params: {num: 5000}}]"
-PAGES_WITH_PLOTS = ("scaling.html", "workloads/readrandom.html")
+PAGES_WITH_PLOTS = ("scaling.html", "workloads/readrandom.html", "fleet/index.html")
 PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate.html",
               "percentiles.html",
               "cache-states.html", "scaling.html", "sustained.html", "sweeps.html",
               "variants.html", "workloads/readrandom.html", "machines/index.html",
+              "fleet/index.html",
               "runs/index.html", "methodology.html", "matrix.html", "power.html",
               "statistics/noise.html", "statistics/change-points.html", "statistics/ab.html",
               "statistics/targets.html",

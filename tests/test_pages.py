@@ -271,3 +271,33 @@ def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved(
     assert '<td><a href="#inv-0002">–</a></td></tr>' in str(compact_rows(_invocations())["r1"])
     assert interference_cell(pd.Series({"interference_median": 3.14, "n_interfered": 2})) == "3.1 ⚠ 2 flagged"
     assert interference_cell(pd.Series({"interference_median": None, "n_interfered": 0})) == "–"
+
+
+def test_fleet_page_puts_machines_side_by_side_and_never_in_one_line():
+    from reports.fleet_page import fleet_page, machine_lines, with_machines
+
+    # Two profiles on two hosts, and a third profile on host a's hardware: three machines.
+    hosts = {"r1": ("fleet-a", "a" * 16), "r2": ("fleet-b", "b" * 16), "r3": ("fleet-a", "a" * 16),
+             "r4": ("fleet-c", "a" * 16)}
+    points = pd.DataFrame([_point(run, day, ops, machine_fingerprint=hosts[run][1],
+                                  series_key=f"s-{hosts[run][1]}")
+                           for run, day, ops in (("r1", 1, 100.0), ("r2", 2, 80.0),
+                                                 ("r3", 3, 105.0), ("r4", 4, 90.0))])
+    runs = pd.DataFrame({"run_id": list(hosts), "config": [{"machine": {"name": p}}
+                                                           for p, _ in hosts.values()],
+                         "binary_sha256": ["f" * 64] * 4})
+    page = fleet_page(points, runs)
+    machines, side_by_side, chart = page.sections
+    assert "fleet-0" in chart.chart
+    assert [(row[0].text, row[0].href) for row in machines.tables[0].rows] == [
+        ("fleet-a · aaaaaaaa", "../machines/aaaaaaaaaaaa.md"),
+        ("fleet-b · bbbbbbbb", "../machines/bbbbbbbbbbbb.md"),
+        ("fleet-c · aaaaaaaa", "../machines/aaaaaaaaaaaa.md")]
+    (row,) = side_by_side.tables[0].rows  # one series, its newest median on each machine
+    assert [cell.text for cell in row[2:5]] == ["105", "80", "90"]
+    assert row[2].href == "../runs/r3.md#inv-0003" and row[-1] == "2 / 1 / 1"
+    # One chart line per machine: each line's runs all come from that machine.
+    lines = machine_lines(with_machines(points, runs))
+    assert [(line["label"], line["run_ids"]) for line in lines] == [
+        ("fleet-a · aaaaaaaa", ["r1", "r3"]), ("fleet-b · bbbbbbbb", ["r2"]),
+        ("fleet-c · aaaaaaaa", ["r4"])]

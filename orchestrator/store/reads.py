@@ -27,7 +27,10 @@ SELECTOR_COLUMNS = {"engine.version": "engine_version", "engine_version": "engin
                     "engine": "engine", "engine.name": "engine", "label": "label",
                     "build": "build_variant", "build.name": "build_variant",
                     "build_variant": "build_variant", "suite": "suite", "run_id": "run_id",
-                    "build_id": "build_id"}
+                    "build_id": "build_id",
+                    # The machine profile a run used: a fleet gates each profile on its own runs.
+                    "machine": "json_extract_string(config, '$.machine.name')",
+                    "machine.name": "json_extract_string(config, '$.machine.name')"}
 SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
 # Samples: timed repetitions, and callgrind repetitions (whose metrics are instruction counts
 # only, never timings, so they never mix into a wall-clock statistic).

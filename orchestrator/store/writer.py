@@ -21,7 +21,8 @@ from ..liveness import is_gone
 from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
 from ..adapters.results import StoredAggregate
-from .connection import check_database, connect
+from .connection import backup, check_database, connect
+from .merge import BundleRow, already_merged, merge_bundle
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 
@@ -309,6 +310,34 @@ class Store:
         self._in_transaction(write)
 
     @_session
+    def mark_killed(self, run_id: str) -> None:
+        """A run left `running` by a process known to be gone (a fleet job killed outright on
+        another host: `tidemark ingest --unfinished`)."""
+        self.con.execute("UPDATE runs SET status = 'killed', finished_at = ? WHERE run_id = ? "
+                         "AND status = 'running'", [_now(), run_id])
+
+    @_session
+    def merged_bundle_runs(self, bundle_id: str) -> list[str] | None:
+        """The runs a bundle brought when it was merged before (ingest is idempotent); None."""
+        return already_merged(self.con, bundle_id)
+
+    @_session
+    def merge_bundle(self, copy: Path, bundle: BundleRow) -> list[str]:
+        """A checked bundle's runs, all in one transaction (orchestrator/store/merge.py).
+        `copy` is a private copy of the bundle's database: an older schema is migrated in it."""
+        con = duckdb.connect(str(copy))
+        try:
+            found = schema_version(con)
+            if found != bundle.schema_version:
+                raise StoreError(f"bundle {bundle.source}: its database has schema v{found}, its "
+                                 f"manifest says v{bundle.schema_version}; nothing was written "
+                                 f"from it")
+            migrate(con, copy)
+        finally:
+            con.close()
+        return merge_bundle(self.con, copy, bundle)
+
+    @_session
     def add_invocations_bulk(self, invocations: Sequence[Invocation]) -> None:
         """Many finished invocations in one transaction, inserted as whole tables.
 
@@ -358,3 +387,13 @@ class Store:
             self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
         self._in_transaction(delete)
         return int(count)
+
+
+def open_checked(path: Path, lock_wait_s: float | None = None) -> Store:
+    """The store, opened before anything is written: a locked file is waited for or refused,
+    a damaged one is refused, and a copy of the good file is kept (tidemark db backups)."""
+    existed = path.exists()
+    store = Store(path, check=True, lock_wait_s=lock_wait_s)
+    if existed:
+        backup(path)
+    return store

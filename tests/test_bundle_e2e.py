@@ -1,0 +1,216 @@
+"""Run bundles end to end on the real LevelDB: a run written into a bundle and ingested gives
+the rows a direct run gives; ingest is idempotent and deterministic across histories; a
+tampered, truncated, unfinished or newer-schema bundle is refused in one line, nothing written."""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.e2e import run_argv, tidemark
+
+pytestmark = pytest.mark.engine
+RUN = ("run", "engine=leveldb", "workload=readrandom", "repetitions=2", "workload.params.num=2000")
+# Columns that differ between two executions of the same plan, whatever wrote them.
+MEASURED = {"run_id", "invocation_id", "started_at", "finished_at", "ended_at", "wall_s",
+            "user_s", "sys_s", "max_rss_kb", "value", "count", "bucket_lo", "bucket_hi", "t",
+            "log_path", "machine_state", "conditions", "notes", "first_seen", "config", "created_at",
+            "overrides", "command"}  # and where each wrote its data
+RUN_TABLES = ("runs", "invocations", "metrics", "histograms", "timeseries", "aggregates")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A direct run into direct/ and the same plan written as a bundle under bundles/."""
+    base = tmp_path_factory.mktemp("bundle")
+    tidemark(base / "direct", *RUN)
+    tidemark(base / "bundled", *RUN, f"bundle_dir={base / 'bundles'}")
+    (bundle,) = list((base / "bundles").iterdir())
+    return base, bundle
+
+
+def ingest(db: Path, *paths: Path, check: bool = True):
+    return tidemark(db.parent, "ingest", *map(str, paths), "--db", str(db), check=check)
+
+
+def rows(db: Path, table: str, skip: set[str] = frozenset(), distinct: bool = False) -> list[tuple]:
+    """A table's rows (every column but `skip`), in a stable order, as text."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        columns = [c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index",
+            [table]).fetchall() if c not in skip]
+        sql = f"SELECT {'DISTINCT ' * distinct}{', '.join(f'{c}::VARCHAR' for c in columns)} FROM {table} ORDER BY ALL"
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def counts(db: Path) -> dict[str, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+def test_ingested_bundle_has_the_bundles_rows_and_the_rows_of_a_direct_run(runs, tmp_path):
+    base, bundle = runs
+    history = tmp_path / "history.duckdb"
+    out = ingest(history, bundle).stdout
+    assert "1 run(s) added" in out
+    source = bundle / "run.duckdb"
+    for table in ("machines", "builds", "series", *RUN_TABLES):
+        assert rows(history, table, {"log_path"}) == rows(source, table, {"log_path"}), table
+    # Log paths follow the logs into the history's logs folder, and the files are there.
+    con = duckdb.connect(str(history), read_only=True)
+    paths = [p for (p,) in con.execute("SELECT log_path FROM invocations").fetchall()]
+    con.close()
+    assert paths and all(p.startswith(str(tmp_path / "logs")) and Path(p).is_file() for p in paths)
+    direct = base / "direct" / "tidemark.duckdb"
+    # The measured distributions differ in their buckets: histograms compare by name.
+    for table in ("series", *RUN_TABLES):
+        distinct = table == "histograms"
+        assert rows(history, table, MEASURED, distinct) == rows(direct, table, MEASURED, distinct), table
+
+
+def test_same_bundle_twice_adds_nothing_and_merges_the_same_into_another_history(runs, tmp_path):
+    base, bundle = runs
+    first = tmp_path / "a" / "tidemark.duckdb"
+    ingest(first, bundle)
+    before = counts(first)
+    again = ingest(first, bundle.parent).stdout  # the folder this time
+    assert "already in the history" in again and "0 run(s) added" in again
+    assert counts(first) == before
+    # Another history that holds other runs first: the bundle's rows are the same there.
+    other = tmp_path / "b" / "tidemark.duckdb"
+    other.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", other)
+    ingest(other, bundle)
+    for table in RUN_TABLES:
+        mine = [r for r in rows(other, table, {"log_path"}) if r in rows(first, table, {"log_path"})]
+        assert mine == rows(first, table, {"log_path"}), table
+    # A copy of a history that merged it knows the bundle too.
+    copy = tmp_path / "c" / "tidemark.duckdb"
+    copy.parent.mkdir()
+    shutil.copyfile(first, copy)
+    assert "0 run(s) added" in ingest(copy, bundle).stdout and counts(copy) == before
+
+
+def _damaged(bundle: Path, tmp_path: Path, damage) -> Path:
+    copy = tmp_path / "damaged" / bundle.name
+    shutil.copytree(bundle, copy)
+    damage(copy)
+    return copy
+
+
+def _flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _newer_schema(root: Path) -> None:
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "manifest.json").write_text(json.dumps({**manifest, "schema_version": 99}))
+
+
+DAMAGE = {
+    "tampered database": (lambda b: _flip_byte(b / "run.duckdb"),
+                          "file run.duckdb does not match its sha256"),
+    "truncated database": (lambda b: (b / "run.duckdb").write_bytes(
+        (b / "run.duckdb").read_bytes()[:4096]), "file run.duckdb has 4096 bytes"),
+    "truncated manifest": (lambda b: (b / "manifest.json").write_text(
+        (b / "manifest.json").read_text()[:100]), "manifest.json is not valid JSON"),
+    "added file": (lambda b: (b / "run.duckdb.wal").write_bytes(b"x"),
+                   "file run.duckdb.wal is not in manifest.json"),
+    "newer schema": (_newer_schema, "has schema v99, newer than this Tidemark's"),
+    "unfinished": (lambda b: (b / "manifest.json").unlink(), "no manifest.json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_bundle_is_refused_in_one_line_and_nothing_is_written(runs, tmp_path, case):
+    base, bundle = runs
+    damage, said = DAMAGE[case]
+    bad = _damaged(bundle, tmp_path, damage)
+    history = tmp_path / "history" / "tidemark.duckdb"
+    history.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", history)
+    before = {t: rows(history, t) for t in ("runs", "invocations", "metrics", "bundles")}
+    proc = ingest(history, bad, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"tidemark: error: bundle {bad}: ")
+    assert said in lines[0] and lines[0].endswith("nothing was written from it")
+    assert {t: rows(history, t) for t in before} == before
+    assert not (history.parent / "logs").exists()
+
+
+def test_a_bundle_of_a_job_killed_outright_is_merged_with_unfinished(runs, tmp_path):
+    """A node's job killed by SIGKILL leaves its committed invocations and no manifest: a folder
+    ingest skips it and says how to take it; --unfinished merges it, the run marked killed."""
+    _, bundle = runs
+    killed = tmp_path / "bundles" / bundle.name
+    shutil.copytree(bundle, killed)
+    (killed / "manifest.json").unlink()
+    con = duckdb.connect(str(killed / "run.duckdb"))
+    con.execute("""UPDATE runs SET status = 'running', finished_at = NULL, machine_state =
+                   json_object('process', json_object('host', 'another-node', 'pid', 1))""")
+    measured = con.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    con.close()
+    history = tmp_path / "history" / "tidemark.duckdb"
+    skipped = ingest(history, killed.parent).stdout
+    assert "unfinished" in skipped and "--unfinished" in skipped and "0 run(s) added" in skipped
+    merged = tidemark(tmp_path, "ingest", str(killed.parent), "--unfinished", "--db", str(history))
+    assert "marked killed" in merged.stdout and "1 run(s) added" in merged.stdout
+    con = duckdb.connect(str(history), read_only=True)
+    assert con.execute("SELECT status, finished_at IS NOT NULL FROM runs").fetchall() == [("killed", True)]
+    assert con.execute("SELECT count(*) FROM invocations").fetchone()[0] == measured
+    con.close()
+
+
+def _measured_in_bundle(folder: Path) -> int:
+    for db in folder.glob("*/run.duckdb"):
+        try:
+            con = duckdb.connect(str(db), read_only=True)
+        except duckdb.Error:  # the writer holds it for a commit
+            return 0
+        try:
+            return con.execute("SELECT count(*) FROM invocations WHERE phase = 'measured'").fetchone()[0]
+        finally:
+            con.close()
+    return 0
+
+
+def test_a_bundle_run_ended_by_sigterm_is_sealed_with_what_it_measured(tmp_path):
+    """Slurm's time limit (or scancel) sends SIGTERM: the run ends interrupted and its bundle is
+    still sealed, so the submitter merges what was measured."""
+    folder = tmp_path / "bundles"
+    argv = run_argv(tmp_path, "run", "engine=leveldb", "counters=false", "workload=readrandom",
+                    "workload.params.num=100000", "repetitions=30", f"bundle_dir={folder}")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while _measured_in_bundle(folder) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err.strip().splitlines()[-1], err[-2000:]
+    (bundle,) = list(folder.iterdir())
+    assert (bundle / "manifest.json").is_file()
+    history = tmp_path / "history" / "tidemark.duckdb"
+    ingest(history, bundle)
+    con = duckdb.connect(str(history), read_only=True)
+    (status, kept), = con.execute("SELECT r.status, count(i.invocation_id) FILTER (WHERE "
+                                  "i.phase = 'measured' AND i.status = 'ok') FROM runs r JOIN "
+                                  "invocations i USING (run_id) GROUP BY r.status").fetchall()
+    con.close()
+    assert status == "interrupted" and 2 <= kept < 30
