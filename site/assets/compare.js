@@ -1,0 +1,249 @@
+/* The Compare page: pick a baseline and a candidate run; the page shows the verdicts the
+   analysis core gave that pair when the site was built (compare/<pair>.json, written by
+   reports/compare_site.py), never its own. The choice lives in the address
+   (#base=RUN&cand=RUN), so a comparison is a link. Every number links to its run. */
+(function () {
+  "use strict";
+
+  const COLUMNS = ["Series", "Metric", "Baseline median", "Candidate median", "Change",
+                   "95% CI", "p", "Test", "Threshold", "Verdict"];
+
+  function element(tag, text, attrs) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = text;
+    Object.entries(attrs || {}).forEach(([key, value]) => node.setAttribute(key, value));
+    return node;
+  }
+
+  function link(text, href) { return element("a", text, { href: href }); }
+
+  function runText(run) {
+    return [run.id, run.started, run.engine, run.label].filter(Boolean).join(" · ");
+  }
+
+  function command(base, cand) {
+    const line = element("p", "On the command line: ");
+    line.appendChild(element("code", `tidemark compare ${base} ${cand}`));
+    return line;
+  }
+
+  function sideLine(title, run) {
+    const line = element("p");
+    line.appendChild(element("strong", title + " "));
+    line.appendChild(link(run.run_id, run.href));
+    const facts = [`${run.engine} ${run.engine_version}`, run.build_variant, run.label,
+                   run.started, run.status].filter(Boolean).join(" · ");
+    line.append(" — " + facts);
+    return line;
+  }
+
+  function median(side) {
+    const cell = element("td", null, { class: "tm-number" });
+    cell.appendChild(link(side.text, side.href));
+    cell.append(` (n=${side.n})`);
+    return cell;
+  }
+
+  function csvField(value) {
+    const text = value === null || value === undefined ? "" : String(value);
+    return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+  }
+
+  function csvLink(pair) {
+    const header = ["series", "series_key", "metric", "baseline_median", "baseline_n",
+                    "baseline_link", "candidate_median", "candidate_n", "candidate_link",
+                    "change_pct", "ci_95", "p", "test", "threshold", "verdict"];
+    const rows = pair.rows.map((r) => [r.series, r.series_key, r.metric, r.base.value, r.base.n,
+      r.base.href, r.cand.value, r.cand.n, r.cand.href, r.change_pct, r.ci, r.p, r.test,
+      r.threshold, r.verdict]);
+    const text = [header].concat(rows).map((row) => row.map(csvField).join(",")).join("\n") + "\n";
+    const anchor = link("Download this table as CSV",
+                        URL.createObjectURL(new Blob([text], { type: "text/csv" })));
+    anchor.setAttribute("download", `compare-${pair.base}-${pair.cand}.csv`);
+    const line = element("p", null, { class: "tm-csv" });
+    line.appendChild(anchor);
+    return line;
+  }
+
+  function verdictTable(pair) {
+    const table = element("table");  // no class: Material styles class-less tables
+    const head = table.createTHead().insertRow();
+    COLUMNS.forEach((name) => head.appendChild(element("th", name)));
+    const body = table.createTBody();
+    pair.rows.forEach((r) => {
+      const tr = body.insertRow();
+      tr.dataset.seriesKey = r.series_key;
+      tr.dataset.metric = r.metric;
+      tr.appendChild(element("td", r.series, { title: r.label }));
+      tr.appendChild(element("td", r.metric));
+      tr.appendChild(median(r.base));
+      tr.appendChild(median(r.cand));
+      [r.change, r.ci, r.p].forEach((text) => tr.appendChild(element("td", text, { class: "tm-number" })));
+      tr.appendChild(element("td", r.test));
+      tr.appendChild(element("td", r.threshold, { class: "tm-number" }));
+      const verdict = element("td", r.verdict, { class: "tm-verdict" });
+      verdict.dataset.verdict = r.verdict;
+      tr.appendChild(verdict);
+    });
+    return table;
+  }
+
+  function showPair(out, pair) {
+    if (pair.problem) {
+      out.appendChild(element("p", "These runs could not be compared: " + pair.problem,
+                              { class: "tm-error" }));
+      out.appendChild(command(pair.base, pair.cand));
+      return;
+    }
+    out.appendChild(sideLine("Baseline", pair.base_run));
+    out.appendChild(sideLine("Candidate", pair.cand_run));
+    out.appendChild(element("p", pair.headline, { class: "tm-headline" }));
+    if (pair.footer.length) {
+      const list = element("ul", null, { class: "tm-differences" });
+      pair.footer.forEach((line) => list.appendChild(element("li", line)));
+      out.appendChild(element("p", "Differences named, and notes:"));
+      out.appendChild(list);
+    }
+    out.appendChild(verdictTable(pair));
+    out.appendChild(csvLink(pair));
+    out.appendChild(command(pair.base, pair.cand));
+  }
+
+  function notComputed(out, index, base, cand, swap) {
+    out.appendChild(element("p", "This pair was not compared when the site was built (see " +
+                            "“What is covered” above); this command compares it:",
+                            { class: "tm-not-computed" }));
+    out.appendChild(command(base, cand));
+    if (index.files.has(base + "\n" + cand) || !index.files.has(cand + "\n" + base)) return;
+    const line = element("p", "The same two runs the other way round were compared: ");
+    const other = link("swap baseline and candidate", "#");
+    other.addEventListener("click", (event) => { event.preventDefault(); swap(); });
+    line.appendChild(other);
+    out.appendChild(line);
+  }
+
+  function picker(label, runs) {
+    const select = element("select");
+    runs.forEach((run) => select.appendChild(element("option", runText(run), { value: run.id })));
+    const wrapper = element("label", label + " ");
+    wrapper.appendChild(select);
+    return [wrapper, select];
+  }
+
+  function button(text, onClick) {
+    const node = element("button", text, { type: "button" });
+    node.addEventListener("click", onClick);
+    return node;
+  }
+
+  function readHash() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    return [params.get("base"), params.get("cand")];
+  }
+
+  function build(root, index) {
+    const known = new Set(index.runs.map((run) => run.id));
+    const [baseLabel, baseSelect] = picker("Baseline", index.runs);
+    const [candLabel, candSelect] = picker("Candidate", index.runs);
+    const out = element("div", null, { class: "tm-compare-result", "aria-live": "polite" });
+    let shown = "";
+
+    function mark() {  // ✓ on the runs whose pair with the other side was computed
+      Array.from(candSelect.options).forEach((o) => {
+        o.textContent = (index.files.has(baseSelect.value + "\n" + o.value) ? "✓ " : "") +
+          runText(index.byId.get(o.value));
+      });
+      Array.from(baseSelect.options).forEach((o) => {
+        o.textContent = (index.files.has(o.value + "\n" + candSelect.value) ? "✓ " : "") +
+          runText(index.byId.get(o.value));
+      });
+    }
+
+    function choose(base, cand) {
+      if (base && known.has(base)) baseSelect.value = base;
+      if (cand && known.has(cand)) candSelect.value = cand;
+      const hash = new URLSearchParams({ base: baseSelect.value, cand: candSelect.value }).toString();
+      if (location.hash.slice(1) !== hash) history.replaceState(null, "", "#" + hash);
+      render();
+    }
+
+    function swap() { choose(candSelect.value, baseSelect.value); }
+
+    async function render() {
+      const base = baseSelect.value;
+      const cand = candSelect.value;
+      if (shown === base + "\n" + cand) return;
+      shown = base + "\n" + cand;
+      mark();
+      out.textContent = "";
+      root.dataset.state = "loading";
+      if (base === cand) {
+        out.appendChild(element("p", "Pick two different runs."));
+        root.dataset.state = "same";
+        return;
+      }
+      const file = index.files.get(base + "\n" + cand);
+      if (!file) {
+        notComputed(out, index, base, cand, swap);
+        root.dataset.state = "not-computed";
+        return;
+      }
+      try {
+        const response = await fetch(index.folder + file);
+        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+        const pair = await response.json();
+        if (shown !== base + "\n" + cand) return;  // the reader picked another pair meanwhile
+        showPair(out, pair);
+        root.dataset.state = pair.problem ? "problem" : "shown";
+      } catch (error) {
+        out.appendChild(element("p", `The comparison file ${file} did not load (${error.message}).`,
+                                { class: "tm-error" }));
+        root.dataset.state = "error";
+      }
+    }
+
+    const previous = button("Candidate vs its previous run", () => {
+      const before = index.previous[candSelect.value];
+      if (before) choose(before, candSelect.value);
+      else { out.textContent = ""; shown = ""; out.appendChild(element("p", "No earlier run measured a series of this run, or it was not among the runs compared (see “What is covered”).")); }
+    });
+    const controls = element("div", null, { class: "tm-compare-controls" });
+    controls.append(baseLabel, candLabel, button("Swap", swap), previous);
+    if (index.baseline) {
+      controls.appendChild(button("Candidate vs the configured baseline",
+                                  () => choose(index.baseline, candSelect.value)));
+    }
+    const coverage = `${index.pairs.length.toLocaleString("en-US")} pairs were compared for this site ` +
+      `(${index.comparisons.toLocaleString("en-US")} series comparisons` +
+      (index.complete ? "; every pair the rule names)." : "; the budget stopped the older runs).") +
+      " ✓ marks a run whose pair with the other choice was compared.";
+    root.append(controls, element("p", coverage, { class: "tm-coverage" }), out);
+    baseSelect.addEventListener("change", () => choose());
+    candSelect.addEventListener("change", () => choose());
+    window.addEventListener("hashchange", () => choose(...readHash()));
+    const [base, cand] = readHash();
+    const opening = index.opening || [];
+    choose(base || opening[0] || (index.runs[1] || index.runs[0]).id,
+           cand || opening[1] || index.runs[0].id);
+  }
+
+  async function start() {
+    const root = document.querySelector(".tm-compare");
+    if (!root) return;
+    try {
+      const response = await fetch(root.dataset.index);
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      const index = await response.json();
+      index.files = new Map(index.pairs.map(([base, cand, file]) => [base + "\n" + cand, file]));
+      index.byId = new Map(index.runs.map((run) => [run.id, run]));
+      index.folder = root.dataset.index.replace(/[^/]*$/, "");
+      build(root, index);
+    } catch (error) {
+      root.appendChild(element("p", "The list of compared runs did not load (" + error.message +
+        "). Serve the site over HTTP (e.g. python3 -m http.server in the site folder); " +
+        "browsers do not let a page opened from disk load files.", { class: "tm-error" }));
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", start);
+})();
