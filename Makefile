@@ -2,12 +2,14 @@
 VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The site's browser-side packages (DuckDB-WASM for the SQL page), pinned in package-lock.json.
+NPM_STAMP := node_modules/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv bench site site-bench test test-fast fuzz clean
+.PHONY: setup system venv npm bench site site-bench test test-fast fuzz clean
 
-setup: system venv
+setup: system venv npm
 
 system:
 	bash scripts/setup-system.sh
@@ -19,6 +21,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
+
+npm: $(NPM_STAMP)
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
 
 # Build the engine (cached), run the default profile (suite=smoke), store, publish the site.
 bench: setup

@@ -67,3 +67,11 @@ if [ -n "$missing" ] || [ ! -f "$STAMP" ]; then
   $SUDO mkdir -p "$(dirname "$STAMP")"
   $SUDO touch "$STAMP"
 fi
+
+# npm installs the site's DuckDB-WASM (package.json); a machine with its own Node.js keeps it
+# (Debian's npm would conflict with a Node.js that bundles npm).
+if ! command -v npm >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends nodejs npm
+fi

@@ -5,8 +5,9 @@
 (function () {
   "use strict";
 
-  const COLUMNS = ["Series", "Metric", "Baseline median", "Candidate median", "Change",
-                   "95% CI", "p", "Test", "Threshold", "Verdict"];
+  // The columns of `tidemark compare`, folded so that the table fits a 1,400 px window.
+  const COLUMNS = ["Series · metric", "Baseline median", "Candidate median", "Change",
+                   "95% CI", "p (test)", "Threshold", "Verdict"];
 
   function element(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -74,12 +75,14 @@
       const tr = body.insertRow();
       tr.dataset.seriesKey = r.series_key;
       tr.dataset.metric = r.metric;
-      tr.appendChild(element("td", r.series, { title: r.label }));
-      tr.appendChild(element("td", r.metric));
+      const series = element("td", r.series, { title: r.label });
+      series.appendChild(element("br"));
+      series.appendChild(element("small", r.metric));
+      tr.appendChild(series);
       tr.appendChild(median(r.base));
       tr.appendChild(median(r.cand));
-      [r.change, r.ci, r.p].forEach((text) => tr.appendChild(element("td", text, { class: "tm-number" })));
-      tr.appendChild(element("td", r.test));
+      [r.change, r.ci].forEach((text) => tr.appendChild(element("td", text, { class: "tm-number" })));
+      tr.appendChild(element("td", `${r.p} (${r.test})`, { class: "tm-number" }));
       tr.appendChild(element("td", r.threshold, { class: "tm-number" }));
       const verdict = element("td", r.verdict, { class: "tm-verdict" });
       verdict.dataset.verdict = r.verdict;
@@ -104,7 +107,9 @@
       out.appendChild(element("p", "Differences named, and notes:"));
       out.appendChild(list);
     }
-    out.appendChild(verdictTable(pair));
+    const scroll = element("div", null, { class: "tm-scroll" });  // never wider than the page
+    scroll.appendChild(verdictTable(pair));
+    out.appendChild(scroll);
     out.appendChild(csvLink(pair));
     out.appendChild(command(pair.base, pair.cand));
   }

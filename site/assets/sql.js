@@ -53,7 +53,8 @@ function plain(value) {
 function fieldValue(field, value) {
   const type = String(field.type);
   if (value !== null && /^Timestamp|^Date/.test(type) && typeof value === "number") {
-    return new Date(value).toISOString().replace("T", " ").replace(".000Z", " UTC");
+    // UTC, as the store keeps it; a form plotly reads as a date axis.
+    return new Date(value).toISOString().replace("T", " ").slice(0, 19);
   }
   return plain(value);
 }
@@ -123,26 +124,52 @@ function downloadCsv(result) {
   link.remove();
 }
 
-function renderChart(result) {
+function numericColumns(result) {
+  return result.columns.map((_, i) => i).filter((i) => result.rows.length > 0 &&
+    result.rows.every((row) => row[i] === null || typeof row[i] === "number"));
+}
+
+function drawChart(result, xi, yi) {
   const holder = document.getElementById("tm-sql-chart");
   if (holder.data) window.Plotly.purge(holder);
   holder.textContent = "";
-  const numeric = result.columns.map((_, i) => i > 0 && result.rows.length > 0 &&
-    result.rows.every((row) => row[i] === null || typeof row[i] === "number"));
-  const ys = numeric.map((yes, i) => yes ? i : -1).filter((i) => i > 0).slice(0, 4);
-  if (!window.Plotly || ys.length === 0 || result.rows.length < 2) return;
-  const x = result.rows.map((row) => row[0]);
+  if (!window.Plotly || yi < 0 || result.rows.length < 1) return;
+  const x = result.rows.map((row) => row[xi]);
   const categorical = x.some((value) => typeof value === "string" && isNaN(Date.parse(value)));
-  const traces = ys.map((i) => ({
-    x: x, y: result.rows.map((row) => row[i]), name: result.columns[i],
+  window.Plotly.newPlot(holder, [{
+    x: x, y: result.rows.map((row) => row[yi]), name: result.columns[yi],
     type: categorical ? "bar" : "scatter", mode: "lines+markers",
-  }));
-  window.Plotly.newPlot(holder, traces, {
-    height: 380, margin: { t: 30, r: 20, b: 120, l: 70 }, barmode: "group",
-    xaxis: { title: { text: result.columns[0] }, automargin: true },
-    yaxis: { title: { text: ys.length === 1 ? result.columns[ys[0]] : "value" } },
-    legend: { orientation: "h" },
+  }], {
+    height: 360, margin: { t: 20, r: 20, b: 110, l: 80 },
+    xaxis: { title: { text: result.columns[xi] }, automargin: true },
+    yaxis: { title: { text: result.columns[yi] }, automargin: true },
   }, { responsive: true, displaylogo: false });
+}
+
+function columnPicker(label, result, choices, chosen, onChange) {
+  const select = element("select");
+  choices.forEach((i) => select.appendChild(element("option", result.columns[i], { value: String(i) })));
+  select.value = String(chosen);
+  select.addEventListener("change", onChange);
+  const wrapper = element("label", label + " ");
+  wrapper.appendChild(select);
+  return [wrapper, select];
+}
+
+function renderChart(result) {
+  // A chart of one column against another: x the first column, y the first column of
+  // non-whole numbers (a median rather than a count), both changeable.
+  const controls = document.getElementById("tm-sql-chart-controls");
+  controls.textContent = "";
+  const numeric = numericColumns(result).filter((i) => i > 0);
+  if (numeric.length === 0) { drawChart(result, 0, -1); return; }
+  const fractional = numeric.find((i) => result.rows.some((row) => row[i] !== null && !Number.isInteger(row[i])));
+  const all = result.columns.map((_, i) => i);
+  const redraw = () => drawChart(result, Number(xSelect.value), Number(ySelect.value));
+  const [xLabel, xSelect] = columnPicker("Chart: x", result, all, 0, redraw);
+  const [yLabel, ySelect] = columnPicker(" y", result, numeric, fractional === undefined ? numeric[0] : fractional, redraw);
+  controls.append(xLabel, yLabel);
+  redraw();
 }
 
 async function runQuery() {
