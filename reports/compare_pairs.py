@@ -31,7 +31,7 @@ from .tables import describe
 NEWEST_RUNS = 8
 # Series comparisons (one per series and metric, a bootstrap CI and a U test each) the site
 # spends on precomputed pairs: about 2 s of the core on this 2-core machine (README).
-COMPARISON_BUDGET = 4000
+COMPARISON_BUDGET = 1000
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from .noise_table import noise_table
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
 from .tables import Page
-from .tools_site import add_table_csv, place_tool_data, start_tool_data, write_tool_pages
+from .tools_site import (add_table_csv, csv_when_filled, place_tool_data, start_tool_data,
+                         write_tool_pages)
 from .variant_pages import sweeps_page, variants_page
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -260,7 +261,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     with times.phase("tool data"):
         place_tool_data(tool_data, out, out / "site")
     with times.phase("fill"):
-        slots.fill(out / "site", fragments)
+        filled = slots.fill(out / "site", fragments, csv_when_filled(out / "site"), processes=2)
     with times.phase("tables as CSV"):
-        add_table_csv(out / "site")
+        add_table_csv(out / "site", filled)
     return out / "site" / "index.html"

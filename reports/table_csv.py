@@ -39,7 +39,9 @@ LINK_CLASS = "tm-csv"
 def cell_text(cell: str) -> str:
     """What a reader sees in a cell, as CSV text: tags dropped, entities decoded, a number
     without its thousands separators, the missing-value dash empty."""
-    text = " ".join(html.unescape(_TAG.sub(" ", cell)).split())
+    if "<" in cell or "&" in cell:  # most cells are plain text: skip the slow path
+        cell = html.unescape(_TAG.sub(" ", cell))
+    text = " ".join(cell.split())
     if text == _MISSING:
         return ""
     return text.replace(",", "") if _GROUPED.match(text) else text
@@ -58,7 +60,8 @@ def _from_root(page: str, href: str) -> str:
 
 def table_rows(table: str, page: str) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of one HTML table; a column that links is followed by its `link` column,
-    unless an earlier column links to the same places in every row (one run, one link)."""
+    unless an earlier column links to the same place in each row where it links (one run,
+    one link)."""
     parsed: list[list[tuple[str, str]]] = []
     header: list[str] = []
     for row in _ROW.finditer(table):
@@ -73,7 +76,7 @@ def table_rows(table: str, page: str) -> tuple[list[str], list[list[str]]]:
     links: list[tuple[int, list[str]]] = []  # (column, its links) of the link columns kept
     for i in range(width):
         column = [row[i][1] for row in parsed]
-        if any(column) and all(column != kept for _, kept in links):
+        if any(column) and not any(_same_places(column, kept) for _, kept in links):
             links.append((i, column))
     linked = {i for i, _ in links}
     columns = [name for i, name in enumerate(header)
@@ -81,6 +84,10 @@ def table_rows(table: str, page: str) -> tuple[list[str], list[list[str]]]:
     rows = [[value for i, (text, href) in enumerate(row)
              for value in ((text, href) if i in linked else (text,))] for row in parsed]
     return columns, rows
+
+
+def _same_places(column: list[str], kept: list[str]) -> bool:
+    return all(not href or href == other for href, other in zip(column, kept))
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -94,7 +101,7 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def _href(cell: str, page: str) -> str:
-    found = _HREF.search(cell)
+    found = _HREF.search(cell) if "href" in cell else None
     return _from_root(page, html.unescape(found.group(1))) if found else ""
 
 
@@ -127,7 +134,8 @@ class _Names:
     def __init__(self, html_text: str, stem: str):
         self.headings = [(m.start(), m.group(1)) for m in _HEADING.finditer(html_text)]
         self.starts = [start for start, _ in self.headings]
-        self.stem, self.used = stem, set()
+        # The names of the CSV files the database export writes are never reused.
+        self.stem, self.used = stem, {stem + suffix for suffix in FROM_DATABASE.values()}
 
     def name(self, position: int) -> str:
         index = bisect.bisect_left(self.starts, position) - 1
@@ -140,11 +148,12 @@ class _Names:
         return name
 
 
-def add_csv_downloads(page_file: Path, site: Path) -> int:
-    """Write each table of one built page as CSV beside it and link it; returns the count."""
-    text = page_file.read_text(encoding="utf-8")
+def add_csv_downloads(page_file: Path, site: Path, text: str | None = None) -> str:
+    """Write each table of one built page (its HTML `text`, else read from the file) as CSV
+    beside the page; returns the page's HTML with a download link under each table."""
+    text = page_file.read_text(encoding="utf-8") if text is None else text
     if "<table" not in text:
-        return 0
+        return text
     page = page_file.relative_to(site).as_posix()
     root = "../" * page.count("/")
     names, parts, done, at = _Names(text, page_file.stem), [], 0, 0
@@ -166,11 +175,19 @@ def add_csv_downloads(page_file: Path, site: Path) -> int:
         parts += [text[done:at], after]
         done = at
     parts.append(text[done:])
-    page_file.write_text("".join(parts), encoding="utf-8")
-    return len(parts) // 2
+    return "".join(parts)
 
 
-def add_all_csv_downloads(site: Path) -> int:
-    """Every built page but MkDocs' 404 page; returns how many tables got a CSV link."""
-    return sum(add_csv_downloads(page, site) for page in sorted(site.rglob("*.html"))
-               if page.name != "404.html")
+def add_all_csv_downloads(site: Path, done: set[Path] = frozenset()) -> int:
+    """Every built page but MkDocs' 404 page and the pages in `done` (already given their
+    links); returns how many pages were rewritten."""
+    count = 0
+    for page in sorted(site.rglob("*.html")):
+        if page.name == "404.html" or page in done:
+            continue
+        text = page.read_text(encoding="utf-8")
+        linked = add_csv_downloads(page, site, text)
+        if linked != text:
+            page.write_text(linked, encoding="utf-8")
+            count += 1
+    return count

@@ -22,7 +22,7 @@ from .compare_site import FOLDER, write_comparisons
 from .downloads import export_history
 from .run_site import DETAILED_RUN_PAGES
 from .sql_page import EXAMPLES, copy_bundle, missing_files, package_version
-from .table_csv import add_all_csv_downloads
+from .table_csv import add_all_csv_downloads, add_csv_downloads
 from .tables import describe
 
 STAGING = "tools"  # under the build's out folder: the child's files, before the site exists
@@ -100,6 +100,12 @@ def place_tool_data(wait: Callable[[], Any], out: Path, site: Path) -> None:
     copy_bundle(site)
 
 
-def add_table_csv(site: Path) -> int:
-    """A CSV and a download link for every table of the built pages (table_csv.py)."""
-    return add_all_csv_downloads(site)
+def csv_when_filled(site: Path) -> Callable[[Path, str], str]:
+    """`slots.fill`'s last step: the CSV of each table of a page with slots, while its HTML
+    (megabytes for a run page) is in memory."""
+    return lambda page, html: add_csv_downloads(page, site, html)
+
+
+def add_table_csv(site: Path, done: set[Path]) -> int:
+    """A CSV and a download link for every table of the other built pages (table_csv.py)."""
+    return add_all_csv_downloads(site, done)

@@ -241,3 +241,30 @@ def test_sql_page_queries_the_published_parquet(browser, base_url: str, built: P
     # Nothing was asked of another host: every request stayed on the site.
     assert errors == []
     page.close()
+
+
+def test_every_precomputed_pair_is_what_compare_gives(built: Path) -> None:
+    """Each pair file holds the core's answer to `tidemark compare BASE CAND` (read in-process:
+    the same functions the CLI calls), row by row."""
+    from orchestrator import verdicts
+    from orchestrator.errors import UserError
+    from orchestrator.store import connect
+
+    folder = built / "out" / "site" / "compare"
+    index = json.loads((folder / "index.json").read_text())
+    assert len(index["pairs"]) >= 3 and index["complete"]
+    gate = GateConf()
+    con = connect(built / "tidemark.duckdb", read_only=True)
+    try:
+        for base, cand, name in index["pairs"]:
+            pair = json.loads((folder / name).read_text())
+            try:
+                report = verdicts.compare_runs(con, base, cand, gate.summary_metrics,
+                                               gate.thresholds)
+            except UserError as error:
+                assert pair["problem"] == str(error)
+                continue
+            assert [(r["series_key"], r["metric"], r["verdict"]) for r in pair["rows"]] == \
+                [(r.series_key, r.metric, r.comparison.verdict) for r in report.rows]
+    finally:
+        con.close()
