@@ -262,6 +262,6 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         place_tool_data(tool_data, out, out / "site")
     with times.phase("fill"):
         filled = slots.fill(out / "site", fragments, csv_when_filled(out / "site"), processes=2)
-    with times.phase("tables as CSV"):
+    with times.phase("csv, other pages"):
         add_table_csv(out / "site", filled)
     return out / "site" / "index.html"

@@ -164,6 +164,8 @@ def add_csv_downloads(page_file: Path, site: Path, text: str | None = None) -> s
         if end < 0:
             break
         at = end + len("</table>")
+        if text.startswith(f'<p class="{LINK_CLASS}">', at):  # linked by an earlier pass
+            continue
         kind = next((k for k in FROM_DATABASE if k in match.group(1)), None)
         if kind:
             after = _database_table(page_file, FROM_DATABASE[kind], root)

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.engine]
 ROWS_JS = """() => Array.from(document.querySelectorAll('.tm-compare-result tbody tr')).map(tr => ({
     key: tr.dataset.seriesKey, metric: tr.dataset.metric,
     verdict: tr.querySelector('.tm-verdict').textContent,
-    change: tr.cells[3].textContent,
+    change: tr.cells[2].textContent,
     links: Array.from(tr.querySelectorAll('a')).map(a => a.getAttribute('href'))}))"""
 
 

@@ -5,9 +5,9 @@
 (function () {
   "use strict";
 
-  // The columns of `tidemark compare`, folded so that the table fits a 1,400 px window.
-  const COLUMNS = ["Series · metric", "Baseline median", "Candidate median", "Change",
-                   "95% CI", "p (test)", "Threshold", "Verdict"];
+  // The columns of `tidemark compare`, the verdict first, folded to fit a 1,400 px window.
+  const COLUMNS = ["Series · metric", "Verdict", "Change", "95% CI", "Baseline median",
+                   "Candidate median", "p (test)", "Threshold"];
 
   function element(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -78,15 +78,13 @@
       const series = element("td", r.series, { title: r.label });
       series.appendChild(element("br"));
       series.appendChild(element("small", r.metric));
-      tr.appendChild(series);
-      tr.appendChild(median(r.base));
-      tr.appendChild(median(r.cand));
-      [r.change, r.ci].forEach((text) => tr.appendChild(element("td", text, { class: "tm-number" })));
-      tr.appendChild(element("td", `${r.p} (${r.test})`, { class: "tm-number" }));
-      tr.appendChild(element("td", r.threshold, { class: "tm-number" }));
       const verdict = element("td", r.verdict, { class: "tm-verdict" });
       verdict.dataset.verdict = r.verdict;
-      tr.appendChild(verdict);
+      tr.append(series, verdict);
+      [r.change, r.ci].forEach((text) => tr.appendChild(element("td", text, { class: "tm-number" })));
+      tr.append(median(r.base), median(r.cand));
+      tr.appendChild(element("td", `${r.p} (${r.test})`, { class: "tm-number" }));
+      tr.appendChild(element("td", r.threshold, { class: "tm-number" }));
     });
     return table;
   }
