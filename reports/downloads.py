@@ -33,9 +33,8 @@ INVOCATIONS_SUFFIX = ".invocations.csv"
 _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
                            "params", "cache_state", "series_key", "status", "error", "exit_code",
                            "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")
-# Columns of tm_wide that are not metrics.
-_WIDE_OMITTED = tuple(dict.fromkeys(("invocation_id", "run_id", *_INVOCATION_CSV_COLUMNS,
-                                     "command", "log_path", "notes", "conditions")))
+# Columns the CSV files add (a metric of the same name gets a prefix).
+_CSV_NAMES = ("part", "run_started_at", "engine_version", "label", "run_page")
 
 
 def sql_text(value: str) -> str:
@@ -104,30 +103,43 @@ def _register_slugs(con: duckdb.DuckDBPyConnection, name: str, column: str,
     return slugs
 
 
-def _invocations_wide(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
-    """tm_wide: the invocations of `run_ids` with every metric they have, one column per name."""
+def _invocations_wide(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> str:
+    """tm_wide: the invocations of `run_ids` with every metric they have, one column per name;
+    returns those columns for a SELECT list."""
     con.execute("CREATE OR REPLACE TEMP TABLE tm_runs AS SELECT unnest(?::VARCHAR[]) AS run_id",
                 [run_ids])
     con.execute("""CREATE OR REPLACE TEMP TABLE tm_metrics AS
                    SELECT m.invocation_id, m.name, m.value FROM metrics m
                    JOIN invocations i USING (invocation_id) JOIN tm_runs USING (run_id)""")
-    names = [n for (n,) in con.execute("SELECT DISTINCT name FROM tm_metrics ORDER BY name")
-             .fetchall()]
-    metric_columns = "".join(f", max(value) FILTER (WHERE name = {sql_text(n)}) AS "
-                             f"\"{n.replace(chr(34), '')}\"" for n in names)
+    taken = {c.lower() for (c,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'invocations'")
+        .fetchall()} | set(_CSV_NAMES)
+    columns = {n: metric_column(n, taken) for (n,) in con.execute(
+        "SELECT DISTINCT name FROM tm_metrics ORDER BY name").fetchall()}
+    pivot = "".join(f", max(value) FILTER (WHERE name = {sql_text(n)}) AS {c}"
+                    for n, c in columns.items())
     con.execute(f"""CREATE OR REPLACE TEMP TABLE tm_wide AS
         SELECT i.*, w.* EXCLUDE (invocation_id) FROM invocations i JOIN tm_runs USING (run_id)
-        LEFT JOIN (SELECT invocation_id{metric_columns} FROM tm_metrics GROUP BY invocation_id)
+        LEFT JOIN (SELECT invocation_id{pivot} FROM tm_metrics GROUP BY invocation_id)
              w USING (invocation_id)""")
+    return "".join(f", w.{c}" for c in columns.values())
 
 
-def export_invocation_csv(con: duckdb.DuckDBPyConnection, runs_dir: Path,
-                          run_ids: list[str]) -> list[str]:
-    """runs_dir/<run>.invocations.csv for each run: every invocation with every metric it has,
-    in the order of its run page's table; returns the runs written."""
+def metric_column(name: str, taken: set[str]) -> str:
+    """A metric's column in the CSV, quoted: its name, or `metric_<name>` where a metric is
+    named like a column already there (json_map imports name their metrics freely)."""
+    column = name.replace('"', "")
+    return f'"metric_{column}"' if column.lower() in taken else f'"{column}"'
+
+
+def export_invocation_csv(con: duckdb.DuckDBPyConnection, runs_dir: Path, run_ids: list[str],
+                          metrics: str) -> list[str]:
+    """runs_dir/<run>.invocations.csv for each run: every invocation with every metric it has
+    (`metrics`: tm_wide's metric columns), in the order of its run page's table; returns the
+    runs written."""
     slugs = _register_slugs(con, "tm_invocation_parts", "run_id", run_ids)
     columns = ", ".join(f"w.{c}" for c in _INVOCATION_CSV_COLUMNS)
-    query = f"""SELECT p.part, {columns}, w.* EXCLUDE ({", ".join(_WIDE_OMITTED)})
+    query = f"""SELECT p.part, {columns}{metrics}
                 FROM tm_wide w JOIN tm_invocation_parts p USING (run_id)
                 ORDER BY p.part, w.seq"""
     _partitioned(con, query, runs_dir,
@@ -135,7 +147,8 @@ def export_invocation_csv(con: duckdb.DuckDBPyConnection, runs_dir: Path,
     return [r for r, part in slugs.items() if (runs_dir / f"{part}{INVOCATIONS_SUFFIX}").exists()]
 
 
-def export_series_csv(con: duckdb.DuckDBPyConnection, dest: Path) -> dict[str, str]:
+def export_series_csv(con: duckdb.DuckDBPyConnection, dest: Path,
+                      metrics: str) -> dict[str, str]:
     """dest/<series>.csv: every measured (and callgrind) repetition of each series in the runs
     of tm_wide, one row each with every metric, linked to its row on its run page; a failure is
     a row without metrics. Returns series key → file name."""
@@ -146,8 +159,7 @@ def export_series_csv(con: duckdb.DuckDBPyConnection, dest: Path) -> dict[str, s
                     [r for (r,) in con.execute("SELECT run_id FROM tm_runs").fetchall()])
     query = f"""
         SELECT s.part, w.run_id, r.started_at AS run_started_at, r.engine_version, r.label,
-               w.seq, w.phase, w.repetition, w.status,
-               w.* EXCLUDE ({", ".join(_WIDE_OMITTED)}),
+               w.seq, w.phase, w.repetition, w.status{metrics},
                'runs/' || p.part || '.html#inv-' || lpad(w.seq::VARCHAR, 4, '0') AS run_page
         FROM tm_wide w JOIN tm_series_parts s USING (series_key) JOIN runs r USING (run_id)
         JOIN tm_run_pages p USING (run_id)
@@ -164,9 +176,9 @@ def export_history(db: Path, site_dir: Path, csv_runs: list[str]) -> dict[str, A
     con = connect(db, read_only=True)
     try:
         manifest = export_parquet(con, site_dir / DATA)
-        _invocations_wide(con, csv_runs)
-        manifest["run_files"] = export_invocation_csv(con, site_dir / "runs", csv_runs)
-        manifest["series_files"] = export_series_csv(con, site_dir / DATA / SERIES)
+        metrics = _invocations_wide(con, csv_runs)
+        manifest["run_files"] = export_invocation_csv(con, site_dir / "runs", csv_runs, metrics)
+        manifest["series_files"] = export_series_csv(con, site_dir / DATA / SERIES, metrics)
     finally:
         con.close()
     return manifest

@@ -9,10 +9,7 @@ asserted as values: the page must equal the CLI, whatever the noise made of them
 """
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +21,8 @@ from orchestrator.gate import GateConf
 from reports.site import build_site
 from reports.sql_page import EXAMPLES
 from tests.e2e import tidemark
-from tests.test_browser import (CACHE_DIR, CHROMIUM, FLAGS, SCRIPT, QuietHandler,
-                                add_hostile_run)
+from tests.test_browser import (CACHE_DIR, SCRIPT, add_hostile_run,  # noqa: F401 - a fixture
+                                browser, served)
 
 pytestmark = [pytest.mark.browser, pytest.mark.engine]
 
@@ -51,22 +48,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def base_url(built: Path) -> Iterator[str]:
-    handler = functools.partial(QuietHandler, directory=str(built / "out" / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    thread.join()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
+    yield from served(built / "out" / "site")
 
 
 def open_page(browser, url: str) -> tuple[object, list[str]]:

@@ -145,3 +145,12 @@ def test_the_pages_left_get_their_links_once(tmp_path: Path) -> None:
     assert "tm-csv" in (site / "w" / "a.html").read_text()
     assert "tm-csv" not in (site / "w" / "b.html").read_text() + (site / "404.html").read_text()
     assert (site / "w" / "a.table.csv").is_file()
+
+
+@pytest.mark.parametrize("name, column", [
+    ("ops_per_sec", '"ops_per_sec"'), ("status", '"metric_status"'),
+    ("Run_Page", '"metric_Run_Page"'), ('a"b', '"ab"')])
+def test_a_metric_never_takes_the_name_of_another_csv_column(name: str, column: str) -> None:
+    from reports.downloads import metric_column
+
+    assert metric_column(name, {"status", "run_page"}) == column
