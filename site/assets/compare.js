@@ -144,90 +144,104 @@
     return [params.get("base"), params.get("cand")];
   }
 
-  function build(root, index) {
-    const known = new Set(index.runs.map((run) => run.id));
-    const [baseLabel, baseSelect] = picker("Baseline", index.runs);
-    const [candLabel, candSelect] = picker("Candidate", index.runs);
-    const out = element("div", null, { class: "tm-compare-result", "aria-live": "polite" });
-    let shown = "";
-
-    function mark() {  // ✓ on the runs whose pair with the other side was computed
-      Array.from(candSelect.options).forEach((o) => {
-        o.textContent = (index.files.has(baseSelect.value + "\n" + o.value) ? "✓ " : "") +
-          runText(index.byId.get(o.value));
-      });
-      Array.from(baseSelect.options).forEach((o) => {
-        o.textContent = (index.files.has(o.value + "\n" + candSelect.value) ? "✓ " : "") +
-          runText(index.byId.get(o.value));
-      });
-    }
-
-    function choose(base, cand) {
-      if (base && known.has(base)) baseSelect.value = base;
-      if (cand && known.has(cand)) candSelect.value = cand;
-      const hash = new URLSearchParams({ base: baseSelect.value, cand: candSelect.value }).toString();
-      if (location.hash.slice(1) !== hash) history.replaceState(null, "", "#" + hash);
-      render();
-    }
-
-    function swap() { choose(candSelect.value, baseSelect.value); }
-
-    async function render() {
-      const base = baseSelect.value;
-      const cand = candSelect.value;
-      if (shown === base + "\n" + cand) return;
-      shown = base + "\n" + cand;
-      mark();
-      out.textContent = "";
-      root.dataset.state = "loading";
-      if (base === cand) {
-        out.appendChild(element("p", "Pick two different runs."));
-        root.dataset.state = "same";
-        return;
-      }
-      const file = index.files.get(base + "\n" + cand);
-      if (!file) {
-        notComputed(out, index, base, cand, swap);
-        root.dataset.state = "not-computed";
-        return;
-      }
-      try {
-        const response = await fetch(index.folder + file);
-        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-        const pair = await response.json();
-        if (shown !== base + "\n" + cand) return;  // the reader picked another pair meanwhile
-        showPair(out, pair);
-        root.dataset.state = pair.problem ? "problem" : "shown";
-      } catch (error) {
-        out.appendChild(element("p", `The comparison file ${file} did not load (${error.message}).`,
-                                { class: "tm-error" }));
-        root.dataset.state = "error";
-      }
-    }
-
-    const previous = button("Candidate vs its previous run", () => {
-      const before = index.previous[candSelect.value];
-      if (before) choose(before, candSelect.value);
-      else { out.textContent = ""; shown = ""; out.appendChild(element("p", "No earlier run measured a series of this run, or it was not among the runs compared (see “What is covered”).")); }
-    });
-    const controls = element("div", null, { class: "tm-compare-controls" });
-    controls.append(baseLabel, candLabel, button("Swap", swap), previous);
-    if (index.baseline) {
-      controls.appendChild(button("Candidate vs the configured baseline",
-                                  () => choose(index.baseline, candSelect.value)));
-    }
-    const coverage = `${index.pairs.length.toLocaleString("en-US")} pairs were compared for this site ` +
+  function coverageText(index) {
+    return `${index.pairs.length.toLocaleString("en-US")} pairs were compared for this site ` +
       `(${index.comparisons.toLocaleString("en-US")} series comparisons` +
       (index.complete ? "; every pair the rule names)." : "; the budget stopped the older runs).") +
       " ✓ marks a run whose pair with the other choice was compared.";
-    root.append(controls, element("p", coverage, { class: "tm-coverage" }), out);
-    baseSelect.addEventListener("change", () => choose());
-    candSelect.addEventListener("change", () => choose());
-    window.addEventListener("hashchange", () => choose(...readHash()));
-    const [base, cand] = readHash();
-    const opening = index.opening || [];
-    choose(base || opening[0] || (index.runs[1] || index.runs[0]).id,
-           cand || opening[1] || index.runs[0].id);
+  }
+
+  /* The two pickers, the buttons and the result; the address holds the pair. */
+  class Comparer {
+    constructor(root, index) {
+      this.root = root;
+      this.index = index;
+      this.shown = "";
+      let baseLabel, candLabel;
+      [baseLabel, this.base] = picker("Baseline", index.runs);
+      [candLabel, this.cand] = picker("Candidate", index.runs);
+      this.out = element("div", null, { class: "tm-compare-result", "aria-live": "polite" });
+      const controls = element("div", null, { class: "tm-compare-controls" });
+      controls.append(baseLabel, candLabel, button("Swap", () => this.swap()),
+                      button("Candidate vs its previous run", () => this.againstPrevious()));
+      if (index.baseline) {
+        controls.appendChild(button("Candidate vs the configured baseline",
+                                    () => this.choose(index.baseline, this.cand.value)));
+      }
+      root.append(controls, element("p", coverageText(index), { class: "tm-coverage" }), this.out);
+      this.base.addEventListener("change", () => this.choose());
+      this.cand.addEventListener("change", () => this.choose());
+      window.addEventListener("hashchange", () => this.choose(...readHash()));
+    }
+
+    open() {
+      const [base, cand] = readHash();
+      const opening = this.index.opening || [];
+      const runs = this.index.runs;
+      this.choose(base || opening[0] || (runs[1] || runs[0]).id, cand || opening[1] || runs[0].id);
+    }
+
+    mark() {  // ✓ on the runs whose pair with the other side was computed
+      const files = this.index.files;
+      const label = (o, computed) => { o.textContent = (computed ? "✓ " : "") + runText(this.index.byId.get(o.value)); };
+      Array.from(this.cand.options).forEach((o) => label(o, files.has(this.base.value + "\n" + o.value)));
+      Array.from(this.base.options).forEach((o) => label(o, files.has(o.value + "\n" + this.cand.value)));
+    }
+
+    choose(base, cand) {
+      const known = this.index.byId;
+      if (base && known.has(base)) this.base.value = base;
+      if (cand && known.has(cand)) this.cand.value = cand;
+      const hash = new URLSearchParams({ base: this.base.value, cand: this.cand.value }).toString();
+      if (location.hash.slice(1) !== hash) history.replaceState(null, "", "#" + hash);
+      this.render();
+    }
+
+    swap() { this.choose(this.cand.value, this.base.value); }
+
+    againstPrevious() {
+      const before = this.index.previous[this.cand.value];
+      if (before) { this.choose(before, this.cand.value); return; }
+      this.shown = "";
+      this.out.textContent = "";
+      this.out.appendChild(element("p", "No earlier run measured a series of this run, or it " +
+                                   "was not among the runs compared (see “What is covered”)."));
+    }
+
+    render() {
+      const base = this.base.value;
+      const cand = this.cand.value;
+      if (this.shown === base + "\n" + cand) return;
+      this.shown = base + "\n" + cand;
+      this.mark();
+      this.out.textContent = "";
+      const file = this.index.files.get(this.shown);
+      if (base === cand) {
+        this.out.appendChild(element("p", "Pick two different runs."));
+        this.root.dataset.state = "same";
+      } else if (!file) {
+        notComputed(this.out, this.index, base, cand, () => this.swap());
+        this.root.dataset.state = "not-computed";
+      } else {
+        this.load(file, this.shown);
+      }
+    }
+
+    async load(file, pair) {
+      this.root.dataset.state = "loading";
+      try {
+        const response = await fetch(this.index.folder + file);
+        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+        const data = await response.json();
+        if (this.shown !== pair) return;  // the reader picked another pair meanwhile
+        showPair(this.out, data);
+        this.root.dataset.state = data.problem ? "problem" : "shown";
+      } catch (error) {
+        this.out.appendChild(element("p", `The comparison file ${file} did not load ` +
+                                     `(${error.message}).`, { class: "tm-error" }));
+        this.root.dataset.state = "error";
+      }
+    }
   }
 
   async function start() {
@@ -240,7 +254,7 @@
       index.files = new Map(index.pairs.map(([base, cand, file]) => [base + "\n" + cand, file]));
       index.byId = new Map(index.runs.map((run) => [run.id, run]));
       index.folder = root.dataset.index.replace(/[^/]*$/, "");
-      build(root, index);
+      new Comparer(root, index).open();
     } catch (error) {
       root.appendChild(element("p", "The list of compared runs did not load (" + error.message +
         "). Serve the site over HTTP (e.g. python3 -m http.server in the site folder); " +
