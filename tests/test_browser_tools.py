@@ -250,3 +250,15 @@ def test_every_precomputed_pair_is_what_compare_gives(built: Path) -> None:
                 [(r.series_key, r.metric, r.comparison.verdict) for r in report.rows]
     finally:
         con.close()
+
+
+def test_pages_opened_from_disk_say_how_to_serve_them(browser, built: Path) -> None:
+    """DuckDB-WASM and the pair files need HTTP: from file:// the pages say so, never hang."""
+    site = built / "out" / "site"
+    page = browser.new_page()
+    page.goto((site / "sql.html").as_uri())
+    assert "serve the site over HTTP" in page.inner_text("#tm-sql-status")
+    page.goto((site / "compare.html").as_uri())
+    page.wait_for_selector(".tm-compare .tm-error", timeout=10000)
+    assert "Serve the site over HTTP" in page.inner_text(".tm-compare")
+    page.close()
