@@ -7,7 +7,7 @@ NPM_STAMP := node_modules/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv npm bench site site-bench test test-fast fuzz clean
+.PHONY: setup system venv npm bench site site-bench site-tools-bench test test-fast fuzz clean
 
 setup: system venv npm
 
@@ -46,6 +46,11 @@ test-fast: venv
 # Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json).
 site-bench: venv
 	$(PY) benchmarks/site_speed.py
+
+# What the Compare, Downloads and SQL tools add to `tidemark site` on the same synthetic history
+# (benchmarks/site_tools_cost.json).
+site-tools-bench: venv npm
+	$(PY) benchmarks/site_tools_cost.py
 
 # Fuzz every output adapter: all cuts of every captured output + 100,000 mutations per format
 # (benchmarks/fuzz_adapters.py; figures in benchmarks/fuzz_adapters.json and the README).

@@ -3,7 +3,7 @@ test): each step alone, in wall and CPU seconds (CPU includes DuckDB's threads),
 `tidemark site` with its phases. Run it when nothing else runs; figures go to
 benchmarks/site_tools_cost.json and the README.
 
-    .venv/bin/python benchmarks/site_tools_cost.py [--db build/synthetic.duckdb]
+    make site-tools-bench    (= .venv/bin/python benchmarks/site_tools_cost.py [--db build/synthetic.duckdb])
 
 Steps: the Parquet and CSV export and the precomputed comparisons run in a child while the
 pages are written; the CSV of every table is written while the slots fill the built pages
@@ -15,6 +15,7 @@ import argparse
 import json
 import resource
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -65,8 +66,9 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=REPO / "build" / "synthetic.duckdb")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "synthetic-tools-site")
     args = parser.parse_args()
-    if not args.db.exists():
-        sys.exit(f"no {args.db}; run 'make site-bench' (or benchmarks/synthetic_history.py) first")
+    if not args.db.exists():  # the same synthetic history as `make site-bench`
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic_history.py"),
+                        str(args.db)], check=True)
     figures: dict[str, Any] = {**counts(args.db), "steps": steps(args.db, args.out / "scratch")}
     seconds, output = timed([str(Path(sys.executable).parent / "tidemark"), "site", "--db",
                              str(args.db), "--out", str(args.out)])
