@@ -2,12 +2,14 @@
 VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The site's browser-side packages (DuckDB-WASM for the SQL page), pinned in package-lock.json.
+NPM_STAMP := node_modules/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv bench site site-bench test test-fast fuzz clean
+.PHONY: setup system venv npm bench site site-bench site-tools-bench test test-fast fuzz clean
 
-setup: system venv
+setup: system venv npm
 
 system:
 	bash scripts/setup-system.sh
@@ -19,6 +21,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
+
+npm: $(NPM_STAMP)
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
 
 # Build the engine (cached), run the default profile (suite=smoke), store, publish the site.
 bench: setup
@@ -38,6 +46,11 @@ test-fast: venv
 # Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json).
 site-bench: venv
 	$(PY) benchmarks/site_speed.py
+
+# What the Compare, Downloads and SQL tools add to `tidemark site` on the same synthetic history
+# (benchmarks/site_tools_cost.json).
+site-tools-bench: venv npm
+	$(PY) benchmarks/site_tools_cost.py
 
 # Fuzz every output adapter: all cuts of every captured output + 100,000 mutations per format
 # (benchmarks/fuzz_adapters.py; figures in benchmarks/fuzz_adapters.json and the README).

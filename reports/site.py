@@ -33,6 +33,8 @@ from .noise_table import noise_table
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
 from .tables import Page
+from .tools_site import (add_table_csv, csv_when_filled, place_tool_data, start_tool_data,
+                         write_tool_pages)
 from .variant_pages import sweeps_page, variants_page
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -201,13 +203,14 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
     machine_nav = _write_machines(env, docs, results)
     write_run_pages(env, docs, results.runs, results.points)
     reference_nav = _write_reference(env, docs, results, configs)
+    tools_nav = write_tool_pages(env, docs, results.gate)
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
     nav += [{"Machines": machine_nav},
             _write_sections(env, docs, "fleet/index.md", fleet_page(results.points, results.runs)),
             {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
-            {"Reference": reference_nav}]
+            {"Tools": tools_nav}, {"Reference": reference_nav}]
     return render.write_config(out, BASE_CONFIG, nav)
 
 
@@ -249,12 +252,19 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     fragments = out / "fragments"
     shutil.rmtree(fragments, ignore_errors=True)
     with times.phase("pages"):
+        # Parquet, CSV and precomputed comparisons: in a child until the site is built.
+        tool_data = start_tool_data(db, out, fragments, results.runs, results.points, gate,
+                                    results.verdicts.baseline.run_id, results.verdicts.candidate)
         config = _write_pages(out, db, fragments, results)
     with times.phase("mkdocs"):
         # 2 cores: MkDocs on one, the run pages' big tables (needed only after it) on the other.
         with render.mkdocs_building(config):
             with times.phase("run tables, alongside mkdocs"):
                 write_run_tables(render.environment(), fragments, db, results.runs, results.points)
+    with times.phase("tool data"):
+        place_tool_data(tool_data, out, out / "site")
     with times.phase("fill"):
-        slots.fill(out / "site", fragments)
+        filled = slots.fill(out / "site", fragments, csv_when_filled(out / "site"), processes=2)
+    with times.phase("csv, other pages"):
+        add_table_csv(out / "site", filled)
     return out / "site" / "index.html"

@@ -1,8 +1,6 @@
 """Write the statistics pages into the docs dir (wiring only; builders are in stats_pages)."""
 from __future__ import annotations
 
-import multiprocessing
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -11,7 +9,7 @@ import pandas as pd
 
 from orchestrator.gate import GateConf
 
-from . import render
+from . import forked, render
 from .comparisons import SiteVerdicts
 from .stats_data import read_stats
 from .stats_pages import ab_page, changepoints_page, noise_page, targets_page
@@ -41,32 +39,6 @@ def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf
     """Write the statistics pages in a forked child while the caller writes the other pages
     (change-point detection is the slowest page on a long history; this machine has 2 cores).
     Returns a function that waits for the child and gives the nav entries (or raises its error)."""
-    context = multiprocessing.get_context("fork")  # the child shares `points` without pickling
-    receiver, sender = context.Pipe(duplex=False)
-
-    def child() -> None:
-        try:
-            pages = write_stats_pages(render.environment(), docs, db, points, gate,
-                                      site_verdicts, aa_pairs)
-            sender.send(("ok", pages))
-        except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-            try:
-                sender.send(("error", error))  # a UserError stays one for the CLI
-            except Exception:  # noqa: BLE001 - an exception that does not pickle
-                sender.send(("error", RuntimeError(traceback.format_exc())))
-
-    process = context.Process(target=child, name="tidemark-stats-pages", daemon=True)
-    process.start()
-    sender.close()  # the child's copy stays open: its death ends recv() with EOFError
-
-    def wait() -> list[dict[str, Any]]:
-        try:
-            outcome, value = receiver.recv()
-        except EOFError:
-            outcome, value = "error", RuntimeError("the statistics pages' process died")
-        process.join()
-        if outcome != "ok":
-            raise value
-        return value
-
-    return wait
+    return forked.start(lambda: write_stats_pages(render.environment(), docs, db, points, gate,
+                                                  site_verdicts, aa_pairs),
+                        "tidemark-stats-pages")

@@ -69,7 +69,11 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         tidemark(tmp, "run", "engine=leveldb", "suite=tiny", SWEEP, "repetitions=2",
                  f"cache_dir={CACHE_DIR}")
     add_hostile_run(tmp / "tidemark.duckdb")
-    site = build_site(tmp / "tidemark.duckdb", tmp / "out").parent
+    yield from served(build_site(tmp / "tidemark.duckdb", tmp / "out").parent)
+
+
+def served(site: Path) -> Iterator[str]:
+    """The built site over HTTP on a free local port, for as long as the generator lives."""
     handler = functools.partial(QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

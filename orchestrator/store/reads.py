@@ -114,18 +114,19 @@ def _named(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 _SAMPLES = f"""
-    SELECT i.series_key, m.name, m.value, m.better, i.repetition,
+    SELECT i.run_id, i.series_key, m.name, m.value, m.better, i.repetition,
            {", ".join(f"s.{k}" for k in SERIES_KEYS)}
     FROM invocations i
     JOIN metrics m USING (invocation_id)
     JOIN series s USING (series_key)
-    WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
-    ORDER BY i.seq"""
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[])) AND {_MEASURED_OK}
+      AND m.name IN (SELECT unnest(?))
+    ORDER BY i.run_id, i.seq"""
 _FAILED = f"""
-    SELECT series_key, count(*) FROM invocations i
-    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' AND NOT {rejected_attempt_sql('i')}
-      AND NOT {superseded_sql('i')}
-    GROUP BY series_key"""
+    SELECT run_id, series_key, count(*) FROM invocations i
+    WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND phase IN {_SAMPLE_PHASES}
+      AND status <> 'ok' AND NOT {rejected_attempt_sql('i')} AND NOT {superseded_sql('i')}
+    GROUP BY run_id, series_key"""
 
 
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
@@ -137,21 +138,33 @@ def _identity(values: Sequence[Any]) -> dict[str, Any]:
 def load_samples(con: duckdb.DuckDBPyConnection, run_id: str,
                  metrics: Sequence[str]) -> list[SeriesSamples]:
     """Every series of a run with its measured values of the given metrics, and its failures."""
-    named = _named(run_facts(con, run_id))
-    values: dict[str, dict[str, list[float]]] = {}
-    rounds: dict[str, dict[str, list[int]]] = {}  # the repetition of each value: its A/B round
-    better: dict[str, dict[str, str]] = {}
-    identities: dict[str, dict[str, Any]] = {}
-    for row in con.execute(_SAMPLES, [run_id, list(metrics)]).fetchall():
-        key, name, value, direction, repetition = row[:5]
-        if key not in identities:
-            identities[key] = _identity(row[5:])
-        values.setdefault(key, {}).setdefault(name, []).append(float(value))
-        rounds.setdefault(key, {}).setdefault(name, []).append(int(repetition or 0))
-        better.setdefault(key, {})[name] = direction
-    failed = dict(con.execute(_FAILED, [run_id]).fetchall())
-    return [SeriesSamples(SeriesIdentity(key, identities[key], named), values[key], better[key],
-                          int(failed.get(key, 0)), rounds[key]) for key in identities]
+    return load_samples_of_runs(con, [run_id], metrics).get(run_id, [])
+
+
+def load_samples_of_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
+                         metrics: Sequence[str]) -> dict[str, list[SeriesSamples]]:
+    """`load_samples` of many runs in one query each for values and failures (the site
+    compares hundreds of pairs of runs; a query per run scans the metrics every time)."""
+    values: dict[tuple[str, str], dict[str, list[float]]] = {}
+    rounds: dict[tuple[str, str], dict[str, list[int]]] = {}  # each value's repetition: its A/B round
+    better: dict[tuple[str, str], dict[str, str]] = {}
+    identities: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in con.execute(_SAMPLES, [list(run_ids), list(metrics)]).fetchall():
+        run_id, key, name, value, direction, repetition = row[:6]
+        at = (run_id, key)
+        if at not in identities:
+            identities[at] = _identity(row[6:])
+        values.setdefault(at, {}).setdefault(name, []).append(float(value))
+        rounds.setdefault(at, {}).setdefault(name, []).append(int(repetition or 0))
+        better.setdefault(at, {})[name] = direction
+    failed = {(run, key): n for run, key, n in con.execute(_FAILED, [list(run_ids)]).fetchall()}
+    named = {run_id: _named(run_facts(con, run_id)) for run_id in run_ids}
+    out: dict[str, list[SeriesSamples]] = {}
+    for (run_id, key), identity in identities.items():
+        out.setdefault(run_id, []).append(SeriesSamples(
+            SeriesIdentity(key, identity, named[run_id]), values[(run_id, key)],
+            better[(run_id, key)], int(failed.get((run_id, key), 0)), rounds[(run_id, key)]))
+    return out
 
 
 def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
@@ -159,14 +172,16 @@ def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
     """Per-run medians of these series and metrics in every run (oldest first), and the A/A
     pairs: what analysis.noise measures a series' noise from."""
     rows = con.execute(
-        f"""SELECT i.series_key, m.name, i.run_id, median(m.value), min(r.started_at) AS t
+        # The start time orders the rows but is not fetched: 200,000 time-zone-aware
+        # datetimes were half of this read on a long history.
+        f"""SELECT i.series_key, m.name, i.run_id, median(m.value)
             FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
             WHERE i.series_key IN (SELECT unnest(?)) AND m.name IN (SELECT unnest(?))
               AND {_MEASURED_OK}
-            GROUP BY i.series_key, m.name, i.run_id ORDER BY t, i.run_id""",
+            GROUP BY i.series_key, m.name, i.run_id ORDER BY min(r.started_at), i.run_id""",
         [list(series_keys), list(metrics)]).fetchall()
     medians: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for key, metric, run_id, value, _ in rows:
+    for key, metric, run_id, value in rows:
         medians.setdefault((key, metric), []).append((run_id, float(value)))
     return History({k: tuple(v) for k, v in medians.items()}, tuple(aa_pairs(con)))
 

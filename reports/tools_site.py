@@ -1,0 +1,111 @@
+"""The analysts' tools on the site (wiring): the Compare page, Downloads and the SQL page.
+
+Their data (Parquet files of the whole history, CSV of raw repetitions and invocations, the
+precomputed comparisons) is written in a forked child while the parent writes the pages and
+MkDocs builds them (this machine has 2 cores), into out/tools/, then moved into the built
+site; the CSV of every table is written once the built pages are complete.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+import pandas as pd
+
+from orchestrator.gate import GateConf
+
+from . import forked, render, slots
+from .compare_pairs import COMPARISON_BUDGET, NEWEST_RUNS
+from .compare_site import FOLDER, write_comparisons
+from .downloads import export_history
+from .run_site import DETAILED_RUN_PAGES
+from .sql_page import EXAMPLES, copy_bundle, missing_files, package_version
+from .table_csv import add_all_csv_downloads, add_csv_downloads
+from .tables import describe
+
+STAGING = "tools"  # under the build's out folder: the child's files, before the site exists
+
+
+def thresholds_text(gate: GateConf) -> str:
+    t = gate.thresholds
+    return (f"U test at alpha {t.alpha:g}, a change of at least {t.min_effect:.0%} and "
+            f"{t.noise_k:g} × the series' noise between runs")
+
+
+def write_tool_pages(env: jinja2.Environment, docs: Path, gate: GateConf) -> list[dict[str, str]]:
+    """compare.md, downloads.md, sql.md; returns their nav entries."""
+    render.write_page(env, "compare.md.j2", docs / "compare.md", thresholds=thresholds_text(gate),
+                      newest=NEWEST_RUNS, budget=COMPARISON_BUDGET, index=f"{FOLDER}/index.json")
+    render.write_page(env, "downloads.md.j2", docs / "downloads.md", csv_runs=DETAILED_RUN_PAGES)
+    render.write_page(env, "sql.md.j2", docs / "sql.md", examples=EXAMPLES,
+                      version=package_version(), available=not missing_files())
+    return [{"Compare runs": "compare.md"}, {"Downloads": "downloads.md"},
+            {"SQL over the history": "sql.md"}]
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return ""
+
+
+def _series_rows(points: pd.DataFrame, files: dict[str, str]) -> list[dict[str, str]]:
+    """The Downloads page's series list: each series as its rows are labelled elsewhere."""
+    newest = {p["series_key"]: p for p in points.drop_duplicates("series_key", keep="last")
+              .to_dict("records")}
+    rows = [{"label": describe(newest[key]) if key in newest else key,
+             "workload": newest[key]["workload"] if key in newest else "", "file": file}
+            for key, file in files.items()]
+    return sorted(rows, key=lambda row: (row["workload"], row["label"]))
+
+
+def _downloads_html(manifest: dict[str, Any], points: pd.DataFrame) -> str:
+    for table in manifest["tables"]:
+        table["size"] = _size(table["bytes"])
+        table["column_names"] = ", ".join(c["name"] for c in table["columns"])
+    return render.environment().get_template("downloads_files.html.j2").render(
+        manifest=manifest, series=_series_rows(points, manifest["series_files"]))
+
+
+def start_tool_data(db: Path, out: Path, fragments: Path, runs: pd.DataFrame,
+                    points: pd.DataFrame, gate: GateConf, baseline: str | None,
+                    summarized: str) -> Callable[[], Any]:
+    """Write the tools' data in a forked child; returns the function that waits for it."""
+    staging = out / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    csv_runs = list(runs["run_id"].head(DETAILED_RUN_PAGES))
+
+    def work() -> int:
+        manifest = export_history(db, staging, csv_runs)
+        slots.save(fragments, "downloads", "files", _downloads_html(manifest, points))
+        return write_comparisons(db, staging, runs, points, gate, baseline, summarized)
+
+    return forked.start(work, "tidemark-tool-data")
+
+
+def place_tool_data(wait: Callable[[], Any], out: Path, site: Path) -> None:
+    """Wait for the child's files and move them into the built site, with DuckDB-WASM."""
+    wait()
+    staging = out / STAGING
+    for path in sorted(staging.rglob("*")):
+        if path.is_file():
+            target = site / path.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+    shutil.rmtree(staging, ignore_errors=True)
+    copy_bundle(site)
+
+
+def csv_when_filled(site: Path) -> Callable[[Path, str], str]:
+    """`slots.fill`'s last step: the CSV of each table of a page with slots, while its HTML
+    (megabytes for a run page) is in memory."""
+    return lambda page, html: add_csv_downloads(page, site, html)
+
+
+def add_table_csv(site: Path, done: set[Path]) -> int:
+    """A CSV and a download link for every table of the other built pages (table_csv.py)."""
+    return add_all_csv_downloads(site, done)
