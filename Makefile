@@ -33,7 +33,7 @@ bench: setup
 	$(VENV)/bin/tidemark run $(ARGS)
 	$(VENV)/bin/tidemark site
 
-site: venv
+site: venv npm
 	$(VENV)/bin/tidemark site
 
 test: setup
