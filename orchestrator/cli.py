@@ -258,23 +258,32 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
-def label_command(argv: list[str]) -> None:
+def _selected_run(db: Path, selector: str) -> str:
+    """The run id a RUN argument (an id or selector) names, read without holding the file."""
+    from .store import connect
     from .store.reads import resolve_run
-    from .store import Store, connect
+
+    con = connect(db, read_only=True)
+    try:
+        return resolve_run(con, selector)
+    finally:
+        con.close()
+
+
+_RUN_HELP = "a run id or selector: latest, latest~N, engine.version=7.8.3, label=X"
+
+
+def label_command(argv: list[str]) -> None:
+    from .store import Store
 
     parser = argparse.ArgumentParser(prog="tidemark label", description=(
         "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
-        "configured baseline (label=baseline in conf/gate/default.yaml). RUN is a run id or "
-        "selector: latest, latest~N, engine.version=7.8.3, label=X."))
-    parser.add_argument("run")
+        "configured baseline (label=baseline in conf/gate/default.yaml)."))
+    parser.add_argument("run", help=_RUN_HELP)
     parser.add_argument("label", help="the new label; '' removes it")
     parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
     args = parser.parse_args(argv)
-    con = connect(Path(args.db), read_only=True)
-    try:
-        run_id = resolve_run(con, args.run)
-    finally:
-        con.close()
+    run_id = _selected_run(Path(args.db), args.run)
     store = Store(Path(args.db))
     try:
         previous = store.set_label(run_id, args.label)
@@ -282,6 +291,29 @@ def label_command(argv: list[str]) -> None:
         store.close()
     console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
                   markup=False)
+
+
+def note_command(argv: list[str]) -> None:
+    from .store import Store
+
+    parser = argparse.ArgumentParser(prog="tidemark note", description=(
+        "Add a note to a run: what changed and why, a known issue, a caveat. The site shows it "
+        "on the run's page and beside its numbers (`note=TEXT` does the same at run time)."))
+    parser.add_argument("run", help=_RUN_HELP)
+    parser.add_argument("text", help="the note, in plain words")
+    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
+    args = parser.parse_args(argv)
+    if not args.text.strip():
+        raise ConfigError("the note is empty; write it in quotes: tidemark note latest "
+                          "\"why this run differs\"")
+    run_id = _selected_run(Path(args.db), args.run)
+    store = Store(Path(args.db))
+    try:
+        count = store.add_note(run_id, args.text.strip())
+    finally:
+        store.close()
+    console.print(f"run {run_id}: note added ({count} note{'s' if count != 1 else ''})",
+                  soft_wrap=True, markup=False)
 
 
 def import_command(argv: list[str]) -> None:
@@ -386,7 +418,7 @@ def db_command(argv: list[str]) -> None:
 
 
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "machine": machine_command,
+            "label": label_command, "note": note_command, "db": db_command, "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -399,6 +431,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark run --resume RUN [db=PATH]   finish an interrupted run (or its sweep)\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
+              f"  tidemark note RUN TEXT            e.g. tidemark note latest \"new allocator\"\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",

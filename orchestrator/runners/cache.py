@@ -112,6 +112,14 @@ def prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
     return conditions
 
 
+def written_data(step: Step, db_dir: Path) -> dict[str, Any]:
+    """What a measured writer into a fresh database left on disk (bytes of its files), recorded
+    so that compression variants can be read with the size they achieved."""
+    if not (step.fresh_db and step.is_measured):
+        return {}
+    return {"data_bytes_written": sum(path.stat().st_size for path in data_files(db_dir))}
+
+
 def verify_cache(ctx: RunContext, step: Step, conditions: dict[str, Any]) -> str:
     """Why a measured step did not run under its declared cache state, or ''."""
     if not step.is_measured or "residency_pct" not in conditions:
