@@ -14,7 +14,7 @@ from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER
 from .caveats import note_lines
 from .comparisons import SiteVerdicts, sorted_rows
 from .format import Link, built_href, date, latency, num
-from .labels import Labeler
+from .labels import WITH_WORKLOAD, Labeler
 from .pages import machine_line, reproduce_commands, run_href, status_text, workload_href, workload_links
 from .tables import Table, linked, point_href
 from .verdict_words import change_text, sentence, verdict_css
@@ -54,7 +54,7 @@ def verdict_section(verdicts: SiteVerdicts, runs: pd.DataFrame, points: pd.DataF
     report, base = comparison.report, comparison.base
     mine = points[points["run_id"] == cand]
     by_key = {p["series_key"]: p for p in mine.to_dict("records")}
-    labeler = Labeler.of(mine.to_dict("records"), drop=())
+    labeler = Labeler.of(mine.to_dict("records"), drop=(), always=WITH_WORKLOAD)
     for row in sorted_rows(report):
         css = verdict_css(row.comparison.verdict)
         if css not in ("tm-slower", "tm-faster"):

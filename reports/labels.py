@@ -17,6 +17,7 @@ from .format import MISSING, num
 PARAM_ORDER = ("num", "value_size", "compression", "reads", "duration")
 # Shown even when every row has the same value: a row without them would read as nothing.
 ALWAYS = ("threads", "cache_state")
+WITH_WORKLOAD = ("workload",) + ALWAYS  # for rows of several workloads without a column of them
 PARTS = ("workload", "engine", "benchmark", "threads", "cache_state", "params", "build_variant",
          "machine")
 IMPORT_PREFIX = "import:"  # imported runs' machine fingerprints (orchestrator/importer.py)
@@ -109,6 +110,10 @@ class Labeler:
             elif key in PARAM_ORDER and len(values) == len(rows):
                 shared.append(param_text(key, rows[0]["params"][key]))
         machine = _most_common([_part(row, "machine") for row in rows])
+        # The build variant reads last, after the params (as in a row's label).
+        variant = [_part(rows[0], "build_variant")] if rows and "build_variant" not in parts \
+            and "build_variant" not in drop else []
+        shared = [text for text in shared if text not in variant] + variant
         return cls(tuple(parts), tuple(params), " · ".join(shared), machine)
 
     def label(self, point: Mapping[str, Any]) -> str:

@@ -158,7 +158,8 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
     ]
     intro = Markup("Fingerprint <code>{}</code> · {} runs on this machine.").format(
         escape_text(machine["fingerprint"]), int(machine["n_runs"]))
-    return Page(f"Machine {machine['hostname']} ({machine['fingerprint'][:12]})", intro, sections)
+    return Page(f"Machine {machine['hostname']} ({machine['fingerprint'][:12]})", intro, sections,
+                wide=True)
 
 
 def machines_index(machines: pd.DataFrame) -> Page:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
+from datetime import datetime, timezone
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from .caveats import with_caveats
 from .comparisons import SiteVerdicts, read_verdicts
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
-from .format import nav_title, slug
+from .format import date, nav_title, slug
 from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
@@ -229,7 +230,14 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results,
         nav.append({"Workloads": workload_nav})
     nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Reference": reference_nav}]
-    return render.write_config(out, BASE_CONFIG, nav)
+    return render.write_config(out, BASE_CONFIG, nav, header_facts(results.runs))
+
+
+def header_facts(runs: pd.DataFrame) -> dict[str, str]:
+    """What every page's header says: when the site was generated, and its newest run."""
+    return {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "runs": f"{len(runs):,} run{'s' if len(runs) != 1 else ''}",
+            "newest": f"{date(runs.iloc[0]['started_at'])} ({runs.iloc[0]['run_id']})"}
 
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),

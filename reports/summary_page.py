@@ -13,7 +13,7 @@ from orchestrator.analysis.stats import FASTER, SLOWER
 from .caveats import caveat_warnings, note_lines
 from .comparisons import Comparison, SiteVerdicts, sorted_rows
 from .format import MISSING, Link, date, escape_text, is_missing, num, signed_pct
-from .labels import Labeler
+from .labels import WITH_WORKLOAD, Labeler
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, linked, point_href
 from .verdict_words import METRIC_NAMES, change_text, mark, sentence, verdict_css
@@ -39,7 +39,7 @@ def _run_linked(value: float, run_id: str) -> Link | None:
 def report_labeler(report: Report, lookup: PointLookup) -> Labeler:
     """Row labels of one comparison: what differs between its series (labels.Labeler)."""
     points = [lookup.get(report.cand["run_id"], row.series_key) for row in report.rows]
-    return Labeler.of([p for p in points if p is not None], drop=())
+    return Labeler.of([p for p in points if p is not None], drop=(), always=WITH_WORKLOAD)
 
 
 def row_cells(row: Row, report: Report, lookup: PointLookup,

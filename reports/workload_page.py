@@ -43,7 +43,8 @@ def latest_table(latest: pd.DataFrame, labeler: Labeler, verdicts: dict[str, Any
     """The newest run's points: fewer columns than its run page (spread, MB/s, the params
     shared by every row are there); Δ and verdict are the core's against its previous run."""
     with_mb = bool(latest["mb_median"].notna().any())
-    with_interference = bool(latest["interference_median"].notna().any())
+    with_interference = "interference_median" in latest and \
+        bool(latest["interference_median"].notna().any())
     rows = []
     for p in latest.to_dict("records"):
         href = point_href(p, "../")
