@@ -48,6 +48,15 @@ def num(value: Any, digits: int = 0) -> str:
     return f"{float(value):,.{digits}f}"
 
 
+def value_text(value: Any) -> str:
+    """A value of any size and unit: whole numbers with separators from 100 up, else four
+    significant digits ('0.009988', '5.5'), never an exponent a reader must decode."""
+    if is_missing(value):
+        return MISSING
+    number = float(value)
+    return f"{number:,.0f}" if abs(number) >= 100 else f"{number:.4g}"
+
+
 def latency_digits(value: float) -> int:
     """Microseconds: two decimals below 100 µs, whole numbers above."""
     return 0 if abs(value) >= 100 else 2

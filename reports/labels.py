@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .format import MISSING, num
+from .format import MISSING, num, slug
 
 # The params a reader knows a data set by, in this order; others are named when they differ.
 PARAM_ORDER = ("num", "value_size", "compression", "reads", "duration")
@@ -41,6 +41,12 @@ def machine_text(fingerprint: Any) -> str:
     start of its fingerprint (its page is machines/<those 12 characters>)."""
     text = str(fingerprint or "")
     return text[len(IMPORT_PREFIX):] if text.startswith(IMPORT_PREFIX) else text[:12]
+
+
+def machine_page_name(fingerprint: str) -> str:
+    """machines/<this>.md: the start of a probed fingerprint; an imported machine's name made
+    safe for a file name (two imported names never share a page)."""
+    return slug(fingerprint) if fingerprint.startswith(IMPORT_PREFIX) else fingerprint[:12]
 
 
 def _part(point: Mapping[str, Any], part: str) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import MISSING, Link, anchor, date, escape_text, is_missing, num
-from .labels import params_text
+from .labels import machine_page_name, machine_text, params_text
 from .pages import run_href
 from .tables import Page, Section, Table
 
@@ -28,7 +28,7 @@ MEMORY = ("total", "used", "free", "buff_cache", "available", "swap_total", "swa
 
 
 def machine_href(fingerprint: str, base: str) -> str:
-    return f"{base}machines/{fingerprint[:12]}.md"
+    return f"{base}machines/{machine_page_name(fingerprint)}.md"
 
 
 def fact_text(key: str, value: Any) -> str:
@@ -164,7 +164,8 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
 
 def machines_index(machines: pd.DataFrame) -> Page:
     # The list lives in machines/ beside the machine pages.
-    rows = [[Link(m["fingerprint"][:12], f"{m['fingerprint'][:12]}.md"), m["hostname"],
+    rows = [[Link(machine_text(m["fingerprint"]), machine_href(m["fingerprint"], "")[len("machines/"):]),
+             m["hostname"],
              m["cpu_model"], num(m["logical_cpus"]), fact_text("ram_gib", m["ram_gib"]),
              num(m["n_runs"]),
              Link(date(m["last_run_at"]), run_href(m["last_run_id"], "../"))

@@ -14,7 +14,7 @@ import pandas as pd
 from orchestrator.resume import WHERE_KEYS
 
 from .format import MISSING, Link, anchor, date, is_missing, latency, num, slug
-from .labels import machine_text, params_text
+from .labels import machine_page_name, machine_text, params_text
 
 
 def delta_pct(new: Any, old: Any) -> float | None:
@@ -116,8 +116,8 @@ def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
               run_href(run["run_id"], base) + "#invocations")),
         ("Label", run["label"] or MISSING),
         ("Verified", verified_text(run)),
-        ("Machine page", Link(run["machine_fingerprint"][:12],
-                              f"{base}machines/{run['machine_fingerprint'][:12]}.md")),
+        ("Machine page", Link(machine_text(run["machine_fingerprint"]),
+                              f"{base}machines/{machine_page_name(run['machine_fingerprint'])}.md")),
     ]
 
 

@@ -14,7 +14,7 @@ from orchestrator.resume import resume_text
 
 from .caveats import note_lines
 from .labels import Labeler
-from .format import MISSING, Link, anchor, date, is_missing, nav_title, num
+from .format import MISSING, Link, anchor, date, is_missing, nav_title, num, value_text
 from .machine_pages import HARDWARE, SOFTWARE, facts_table, state_table
 from .pages import point_row, reproduce_commands, run_summary
 from .tables import Table
@@ -114,7 +114,7 @@ def values_table(values: pd.DataFrame | None) -> Table | None:
     if values is None or values.empty:
         return None
     rows = [[v["workload"], v["benchmark"], str(v["threads"]), v["metric"],
-             Link(f"{v['median']:,.6g}", f"#{anchor(v['first_seq'])}"), v["unit"] or MISSING,
+             Link(value_text(v["median"]), f"#{anchor(v['first_seq'])}"), v["unit"] or MISSING,
              str(v["n"])] for v in values.to_dict("records")]
     return Table(("Workload", "Benchmark", "Threads", "Metric", "Median", "Unit", "Values"), rows,
                  (False, False, True, False, True, False, True))

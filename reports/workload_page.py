@@ -12,7 +12,8 @@ import pandas as pd
 
 from .caveats import caveat_warnings, note_lines
 from .comparisons import Comparison, sorted_rows
-from .format import MISSING, Link, anchor, date, latency, nav_title, num, signed_pct
+from .format import (MISSING, Link, anchor, date, latency, nav_title, num, signed_pct,
+                     value_text)
 from .labels import Labeler
 from .pages import cv_pct, delta_pct, interference_cell, run_href, run_html_href
 from .tables import Table, linked, point_href
@@ -173,7 +174,7 @@ def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFr
     rows = []
     for (_, metric), group in mine.groupby(["series_key", "metric"], sort=False):
         values_newest = group.to_dict("records")[::-1][:TREND_VALUES]
-        cells = [Link(f"{v['median']:,.6g}", run_href(v["run_id"], "../") +
+        cells = [Link(value_text(v["median"]), run_href(v["run_id"], "../") +
                       f"#{anchor(v['first_seq'])}") for v in values_newest]
         unit = values_newest[0]["unit"]
         rows.append([labeler.label(values_newest[0]), f"{metric} ({unit})" if unit else metric,
