@@ -56,9 +56,12 @@ def add_hostile_run(db: Path) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
-    for _ in range(2):
+    for note in ("note=first run: the reference", "note="):
         tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
-                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", "label=nightly")
+                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", "label=nightly", note)
+    noted = tidemark(tmp, "note", "latest", "second run: same build, again",
+                     "--db", str(tmp / "tidemark.duckdb"))
+    assert "note added (1 note)" in noted.stdout
     # The first run becomes the configured baseline (label=baseline) after the fact.
     labelled = tidemark(tmp, "label", "latest~1", "baseline", "--db", str(tmp / "tidemark.duckdb"))
     assert "label 'baseline' (was 'nightly')" in labelled.stdout
@@ -115,6 +118,18 @@ def test_trend_table_shows_each_series_newest_values_first(site: Path) -> None:
     cells = re.findall(r'<a [^>]*href="../runs/([^"#]+)\.html#inv-\d+"[^>]*>([^<]+)</a>', first_row)
     assert len(cells) == 2 and re.search(r"\([+-]\d+\.\d%\)$", cells[0][1])
     assert "2 since" in first_row
+
+
+def test_notes_are_shown_where_the_numbers_are(site: Path) -> None:
+    first, second = _run_with_label(site, "baseline"), _run_with_label(site, "nightly")
+    assert "first run: the reference" in (site / "runs" / f"{first}.html").read_text()
+    assert "second run: same build, again" in (site / "runs" / f"{second}.html").read_text()
+    workload = (site / "workloads" / "readrandom.html").read_text()
+    assert "second run: same build, again" in workload  # its newest run's note
+    assert "untimed fillseq" in workload  # the workload config's note
+    summary = (site / "summary.html").read_text()  # both compared runs' notes
+    assert "first run: the reference" in summary and "second run: same build, again" in summary
+    assert "Generated " in (site / "index.html").read_text()  # the header says when
 
 
 def test_hostile_strings_are_text_everywhere(site: Path) -> None:
