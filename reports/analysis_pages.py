@@ -8,7 +8,7 @@ from .caveats import caveat_warnings, note_lines
 from .format import Link, date, escape_text, latency, slug
 from .labels import Labeler
 from .pages import run_href, workload_href
-from .tables import Page, Section, Table, describe, linked, point_href
+from .tables import Page, Section, Table, linked, point_href
 
 
 def latest_points(points: pd.DataFrame) -> pd.DataFrame:
@@ -70,15 +70,22 @@ def latest_refresh_page(points: pd.DataFrame, runs: pd.DataFrame | None = None,
 
 def percentiles_page(points: pd.DataFrame) -> Page:
     sections = []
-    for workload, mine in latest_points(points).groupby("workload", sort=True):
-        rows = [[describe(p), *(Link(latency(p[c]), point_href(p, "")) for c in
-                                ("p50_median", "p95_median", "p99_median", "p999_median",
-                                 "max_median")),
-                 Link(p["run_id"], run_href(p["run_id"], ""))]
+    for workload, mine in _sections_in_order(points):
+        mine = mine[mine["p50_median"].notna()]  # a tool that reported no latency has none
+        if mine.empty:
+            continue
+        first, labeler = mine.iloc[0], Labeler.of(mine.to_dict("records"))
+        rows = [[labeler.label(p), *(Link(latency(p[c]), point_href(p, "")) for c in
+                                     ("p50_median", "p95_median", "p99_median", "p999_median",
+                                      "max_median"))]
                 for _, p in mine.sort_values(["threads", "cache_state"]).iterrows()]
-        sections.append(Section(workload, anchor=slug(workload).lower(), tables=[
-            Table(("Series", "p50 µs", "p95 µs", "p99 µs", "p99.9 µs", "max µs", "Run"), rows,
-                  (False, True, True, True, True, True, False))]))
+        text = Markup("Run [{}]({}) · {} · {}").format(
+            escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
+            escape_text(labeler.shared or "–"))
+        sections.append(Section(workload, anchor=slug(workload).lower(), text=text,
+                                warnings=caveat_warnings(mine), tables=[
+            Table(("Series", "p50 µs", "p95 µs", "p99 µs", "p99.9 µs", "max µs"), rows,
+                  (False, True, True, True, True, True))]))
     intro = Markup("Latency percentiles of each workload's newest run, in microseconds per "
                    "operation: each is the median over the measured repetitions of the value one "
                    "process reported (or that was interpolated from its histogram, see "

@@ -145,6 +145,7 @@ def scaling_page(points: pd.DataFrame) -> Page:
                                   for i, g in enumerate(groups)))
         chart = charts.scaling_chart([curve(g) for g in groups], f"scaling-{index}")
         sections.append(Section(workload, text=text, tables=tables, chart=chart,
+                                warnings=caveat_warnings(pd.concat(groups)),
                                 anchor=slug(workload).lower()))
     intro = Markup(
         "Threads sweeps from the newest run that measured several thread counts of a series. "

@@ -4,12 +4,9 @@ reproduce it. Verdicts are the analysis core's (reports/comparisons.py); this on
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import pandas as pd
-
-from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER
 
 from .caveats import note_lines
 from .comparisons import SiteVerdicts, sorted_rows
@@ -17,12 +14,10 @@ from .format import Link, built_href, date, latency, num
 from .labels import WITH_WORKLOAD, Labeler
 from .pages import machine_line, reproduce_commands, run_href, status_text, workload_href, workload_links
 from .tables import Table, linked, point_href
-from .verdict_words import change_text, sentence, verdict_css
+from .verdict_words import change_text, sentence, verdict_counts, verdict_css
 from .workload_page import chart_series
 
 HEADLINE_SERIES = 9  # small trends on the home page (a 3 × 3 grid)
-OTHER_WORDS = {NO_CHANGE: "without a significant change",
-               NOT_ENOUGH: "with too few repetitions to tell"}
 
 
 def run_line(run: pd.Series) -> str:
@@ -30,16 +25,6 @@ def run_line(run: pd.Series) -> str:
     return (f"{date(run['started_at'])} · {run['engine']} {run['engine_version']} "
             f"{run['build_variant']} · {machine_line(run)} · {status_text(run)}: "
             f"{run['n_ok']} of {run['n_invocations']} invocations ok")
-
-
-def verdict_counts(report: Any) -> str:
-    """'2 regressions, 1 improvement, 5 without a significant change' over the rows."""
-    counts = Counter(row.comparison.verdict for row in report.rows)
-    words = [(counts.pop(SLOWER, 0), "regression", "regressions"),
-             (counts.pop(FASTER, 0), "improvement", "improvements")]
-    text = [f"{n} {one if n == 1 else many}" for n, one, many in words]
-    text += [f"{n} {OTHER_WORDS.get(verdict, verdict)}" for verdict, n in sorted(counts.items())]
-    return ", ".join(text)
 
 
 def verdict_section(verdicts: SiteVerdicts, runs: pd.DataFrame, points: pd.DataFrame) -> dict:

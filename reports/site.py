@@ -217,7 +217,8 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results,
     docs = _fresh_docs(out)
     # The statistics pages are written alongside the pages below, in a forked child.
     stats_nav = start_stats_pages(docs, db, results.points, results.gate, results.verdicts,
-                                  results.aa_pairs)
+                                  results.aa_pairs, {name: dict(conf.get("gap_notes") or {})
+                                                     for name, conf in configs.workloads.items()})
     env = render.environment()
     _write_home(env, docs, fragments, results)
     analysis_nav = _write_analysis(env, docs, results, configs)

@@ -142,23 +142,32 @@ def ab_page(data: StatsData, base: str = "../") -> Page:
                 empty="No `tidemark ab` job in this database yet.")
 
 
-def targets_page(verdicts: SiteVerdicts, base: str = "../") -> Page:
+def targets_page(verdicts: SiteVerdicts, base: str = "../", points: pd.DataFrame | None = None,
+                 gap_notes: dict[str, dict[str, str]] | None = None) -> Page:
     """Declared targets and bars of each workload's newest run, series by series; bars against
-    the same series in the run it is compared with (the gate's partner for the summarized run)."""
+    the same series in the run it is compared with (the gate's partner for the summarized run).
+    A miss carries its workload's gap note on its metric (`gap_notes` in the workload config)."""
+    workload_of = dict(zip(points["series_key"], points["workload"])) if points is not None else {}
     sections = []
     for run_id, results in verdicts.targets.items():
         if not results:
             continue
-        rows = [[t.series, t.target, Link(num(t.observed, 2), run_href(run_id, base))
-                 if t.observed is not None else MISSING, t.status] for t in results]
+        rows = []
+        for t in results:
+            notes = (gap_notes or {}).get(workload_of.get(t.series_key, ""), {})
+            note = notes.get(t.target.split()[0], "") if t.status != "meets" else ""
+            rows.append([t.series, t.target, Link(num(t.observed, 2), run_href(run_id, base))
+                         if t.observed is not None else MISSING, t.status, note or MISSING])
         sections.append(Section(f"Run {run_id}", text=Markup("[{}]({})").format(
             escape_text(run_id), run_href(run_id, base)), tables=[Table(
-                ("series", "target", "observed (median)", "status"), rows,
-                (False, False, True, False))]))
+                ("series", "target", "observed (median)", "status", "gap note"), rows,
+                (False, False, True, False, False))]))
     intro = Markup(
         "Targets (<code>p99_us &lt; 50</code>) and bars (<code>p99_us: 1.5</code> = at most 1.5 × "
         "the baseline run's median of the same series) declared in the workload config. Every "
         "series of a workload is judged on its own medians: each thread count and cache state "
-        "separately. `tidemark gate --targets` fails a candidate that is over target.")
+        "separately. `tidemark gate --targets` fails a candidate that is over target. A gap note "
+        "(<code>gap_notes</code> in the workload config) says why a target is missed.")
     return Page("Targets", intro, sections,
-                empty="No workload declares targets or bars yet (WorkloadConf.targets / bars).")
+                empty="No workload declares targets or bars yet (targets and bars in a workload's "
+                      "config).")

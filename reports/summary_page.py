@@ -16,7 +16,8 @@ from .format import MISSING, Link, date, escape_text, is_missing, num, signed_pc
 from .labels import WITH_WORKLOAD, Labeler
 from .pages import delta_pct, run_href
 from .tables import Page, Section, Table, linked, point_href
-from .verdict_words import METRIC_NAMES, change_text, mark, sentence, verdict_css
+from .verdict_words import (METRIC_NAMES, change_text, mark, sentence, verdict_counts,
+                            verdict_css)
 
 class PointLookup:
     """(run, series) → its row of `points`, for the links and labels of a comparison row."""
@@ -87,11 +88,8 @@ def _summary_table(report: Report, lookup: PointLookup, older: str) -> Table:
 
 
 def counts_text(report: Report) -> str:
-    slower = sum(1 for r in report.rows if r.comparison.verdict == SLOWER)
-    faster = sum(1 for r in report.rows if r.comparison.verdict == FASTER)
     ratio = report.geomean
-    return (f"**{slower} regression{'s' if slower != 1 else ''}**, **{faster} improvement"
-            f"{'s' if faster != 1 else ''}** over {len(report.rows)} series in common, geometric "
+    return (f"{verdict_counts(report, '**')}, over {len(report.rows)} series in common; geometric "
             f"mean of throughput ratios {MISSING if ratio != ratio else f'{ratio:.3f}'}")
 
 

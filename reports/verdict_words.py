@@ -5,9 +5,11 @@ verdict comes from orchestrator/analysis through reports/comparisons.py.
 from __future__ import annotations
 
 import math
+from collections import Counter
+from typing import Any
 
 from orchestrator.analysis.compare import Row
-from orchestrator.analysis.stats import FASTER, NO_CHANGE, SLOWER
+from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER
 
 from .format import MISSING
 
@@ -15,6 +17,8 @@ MARKS = {SLOWER: "⚠ regression (slower)", FASTER: "▲ improvement (faster)"}
 # site/assets/tidemark.css: a change is coloured by its verdict, never by its sign (+3 % of
 # noise is not good news, −3 % of latency can be an improvement).
 CSS = {SLOWER: "tm-slower", FASTER: "tm-faster", NO_CHANGE: "tm-same"}
+OTHER_WORDS = {NO_CHANGE: "without a significant change",
+               NOT_ENOUGH: "with too few repetitions to tell"}
 METRIC_NAMES = {"ops_per_sec": "ops/s", "instructions_per_op": "instructions/op (callgrind)",
                 "instructions": "instructions (callgrind)"}
 
@@ -48,3 +52,14 @@ def sentence(row: Row, new: str, old: str) -> str:
         return (f"{new} and {old} do not differ significantly ({metric} {change_text(row)}, "
                 f"threshold ±{c.threshold * 100:.1f} %)")
     return f"{new} against {old}: {c.verdict}"
+
+
+def verdict_counts(report: Any, bold: str = "") -> str:
+    """'2 regressions, 1 improvement, 5 without a significant change' over a report's rows
+    (`bold`: the Markdown around the regression and improvement counts)."""
+    counts = Counter(row.comparison.verdict for row in report.rows)
+    words = [(counts.pop(SLOWER, 0), "regression", "regressions"),
+             (counts.pop(FASTER, 0), "improvement", "improvements")]
+    text = [f"{bold}{n} {one if n == 1 else many}{bold}" for n, one, many in words]
+    text += [f"{n} {OTHER_WORDS.get(verdict, verdict)}" for verdict, n in sorted(counts.items())]
+    return ", ".join(text)

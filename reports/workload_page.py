@@ -148,9 +148,7 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
             cells.append(Link(text, point_href(p, "../"),
                               verdict_css(row.comparison.verdict) if row else ""))
         cells += [None] * (TREND_VALUES - len(cells))
-        first = values[0]["started_at"]
-        rows.append([labeler.label(values[-1]), *cells,
-                     f"{len(values)} since {date(first)[:10]}" if len(values) > 1 else "1"])
+        rows.append([labeler.label(values[-1]), *cells, str(len(values))])
     return sorted(rows, key=lambda r: r[0])
 
 

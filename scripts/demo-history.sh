@@ -25,14 +25,14 @@ run() { "$tidemark" run "$@" engine=leveldb "${where[@]}" >/dev/null; }
 "$tidemark" import "$data/leveldb/readrandom_t2.stdout" --format db_bench_leveldb --threads 2 \
     --machine lab-box --engine-version 1.23 --date 2024-06-02 --db "$db"
 
-# Three runs of the same small suite: a trend, a baseline and a summary with verdicts.
+# Cache states on two data sets, a value size sweep, and an instrumented build (its numbers
+# carry a caveat on every page).
 sweep="suite.items=[{workload: fillseq, params: {num: 20000}}, {workload: readrandom, threads: [1, 2], params: {num: 20000}}]"
+run -m workload=readrandom cache=cold,warm,hot workload.params.num=20000,100000 repetitions=4
+run suite=smoke "suite.items=[{workload: fillrandom, params: {num: 20000, value_size: 100}}, {workload: fillrandom, params: {num: 20000, value_size: 400}}, {workload: fillrandom, params: {num: 20000, value_size: 1000}}, {workload: fillrandom, params: {num: 20000, value_size: 4000}}]" repetitions=4
+run suite=tiny "$sweep" build=debug repetitions=4
+"$tidemark" note latest "Debug build for the demo: assertions on, no optimisation." --db "$db"
+# Three runs of the same small suite, newest last: a trend, a baseline, a summary with verdicts.
 run suite=tiny "$sweep" label=baseline
 run suite=tiny "$sweep"
 run suite=tiny "$sweep" note="Demo run: the newest of three runs of the same suite."
-# Cache states on two data sets, and a value size sweep.
-run -m workload=readrandom cache=cold,warm,hot workload.params.num=20000,100000 repetitions=4
-run suite=smoke "suite.items=[{workload: fillrandom, params: {num: 20000, value_size: 100}}, {workload: fillrandom, params: {num: 20000, value_size: 400}}, {workload: fillrandom, params: {num: 20000, value_size: 1000}}, {workload: fillrandom, params: {num: 20000, value_size: 4000}}]" repetitions=4
-# An instrumented build beside the release runs (its numbers carry a caveat on every page).
-run suite=tiny "$sweep" build=debug repetitions=4
-"$tidemark" note latest "Debug build for the demo: assertions on, no optimisation." --db "$db"
