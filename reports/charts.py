@@ -77,6 +77,15 @@ def date_axis(x: list[str], title: str = "run start (UTC)") -> dict[str, Any]:
     elif last - first < timedelta(hours=1):  # minutes apart: some room either side
         pad = max((last - first) / 5, timedelta(minutes=5))
         axis["range"] = [(first - pad).isoformat(), (last + pad).isoformat()]
+    elif last - first > timedelta(days=45):  # a long history: the recent part a click away
+        # The buttons count back from the axis' end: it ends just after the newest run.
+        axis["range"] = [(first - (last - first) / 50).isoformat(),
+                         (last + timedelta(hours=12)).isoformat()]
+        axis["rangeselector"] = dict(buttons=[
+            dict(count=7, label="week", step="day", stepmode="backward"),
+            dict(count=1, label="month", step="month", stepmode="backward"),
+            dict(count=1, label="year", step="year", stepmode="backward"),
+            dict(label="all", step="all")])
     return axis
 
 
@@ -129,7 +138,7 @@ def _series_traces(series: dict[str, Any], color: str) -> list[dict[str, Any]]:
              **band),
         dict(type="scatter", x=series["x"], y=series["median"], name=name, mode=mode,
              line=dict(color=color), legendgroup=series["key"], customdata=_custom(series),
-             hovertemplate=HOVER),
+             hovertemplate=HOVER, cliponaxis=False),
     ]
 
 
