@@ -40,14 +40,19 @@ def with_caveats(runs: pd.DataFrame, points: pd.DataFrame,
     runs = runs.assign(caveat=runs["run_id"].map(caveats).fillna(""))
     points = points.assign(caveat=points["run_id"].map(caveats).fillna("") if len(points)
                            else pd.Series(dtype=str))
-    return runs, points
+    # One block per dtype again: every page filters these frames, and a frame with a block
+    # added would be consolidated (copied) by each filter of a long history.
+    return runs, points._consolidate()
 
 
 def caveat_warnings(points: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[str]:
     """One warning naming every distinct caveat among the rows a page shows (their labels
     carry ⚠), or none."""
-    rows = points.to_dict("records") if isinstance(points, pd.DataFrame) else list(points)
-    seen = list(dict.fromkeys(row["caveat"] for row in rows if row.get("caveat")))
+    if isinstance(points, pd.DataFrame):  # a long history's page: its column, not its rows
+        texts = points["caveat"].unique() if "caveat" in points else []
+    else:
+        texts = [row.get("caveat") for row in points]
+    seen = list(dict.fromkeys(text for text in texts if isinstance(text, str) and text))
     if not seen:
         return []
     return [f"{MARK} marks numbers that are not a release run's. " +

@@ -157,7 +157,9 @@ def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
 
 def spark_chart(series: dict[str, Any], div_id: str, color: str = COLORS[0]) -> str:
     """A small trend of one series for the dashboard: median ops/s per run with its band."""
-    layout = _layout(date_axis(series["x"], ""), _ops_axis("ops/s"))
+    x_axis = date_axis(series["x"], "")
+    x_axis.pop("rangeselector", None)  # no room for buttons on a small chart
+    layout = _layout(x_axis, _ops_axis("ops/s"))
     layout.update(height=200, margin=dict(l=60, r=10, t=10, b=30))
     return _fragment(_series_traces(series, color), layout, div_id)
 

@@ -13,13 +13,10 @@ from markupsafe import Markup
 from . import charts
 from .caveats import caveat_warnings
 from .format import Link, date, escape_text, is_missing, latency, slug
-from .labels import Labeler
+from .labels import CACHE_ORDER, Labeler
 from .pages import run_href
 from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
                      point_href, with_identity)
-
-CACHE_ORDER = {"cold": 0, "warm": 1, "hot": 2}
-
 
 def condition_cell(point: pd.Series, base: str) -> Link:
     """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""

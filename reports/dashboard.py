@@ -11,13 +11,14 @@ import pandas as pd
 from .caveats import note_lines
 from .comparisons import SiteVerdicts, sorted_rows
 from .format import Link, built_href, date, latency, num
-from .labels import WITH_WORKLOAD, Labeler
+from .labels import WITH_WORKLOAD, Labeler, natural_key
 from .pages import machine_line, reproduce_commands, run_href, status_text, workload_href, workload_links
 from .tables import Table, linked, point_href
 from .verdict_words import change_text, sentence, verdict_counts, verdict_css
 from .workload_page import chart_series
 
 HEADLINE_SERIES = 9  # small trends on the home page (a 3 × 3 grid)
+RESULT_ROWS = 20  # rows of the newest run's table on the home page
 
 
 def run_line(run: pd.Series) -> str:
@@ -105,13 +106,14 @@ def spark_cards(points: pd.DataFrame, verdicts: SiteVerdicts) -> list[dict[str, 
 
 
 def results_table(run_points: pd.DataFrame) -> Table:
-    """The newest run's numbers, one row per series; the rest of its columns are on its page."""
-    labeler = Labeler.of(run_points.to_dict("records"))
+    """The newest run's numbers, one row per series (the first RESULT_ROWS); the rest of its
+    columns, and of its rows, are on its page."""
+    records = sorted(run_points.to_dict("records"), key=natural_key)[:RESULT_ROWS]
+    labeler = Labeler.of(records)
     rows = [[Link(p["workload"], workload_href(p["workload"], "")), labeler.label(p),
              linked(p["ops_median"], p, ""), Link(latency(p["p50_median"]), point_href(p, "")),
              Link(latency(p["p99_median"]), point_href(p, "")),
-             Link(f"{p['n_ok']}/{p['n']}", point_href(p, ""))]
-            for p in run_points.to_dict("records")]
+             Link(f"{p['n_ok']}/{p['n']}", point_href(p, ""))] for p in records]
     return Table(("Workload", "Series", "ops/s", "p50 µs", "p99 µs", "ok/n"), rows,
                  (False, False, True, True, True, True))
 
@@ -128,7 +130,7 @@ def home_page(runs: pd.DataFrame, points: pd.DataFrame, verdicts: SiteVerdicts) 
         newest["source"] == "import", "unverified_notes": "; ".join(newest["notes"] or []),
         "verdicts": verdict_section(verdicts, runs, points),
         "cards": spark_cards(points, verdicts),
-        "results": results_table(mine) if len(mine) else None,
+        "results": results_table(mine) if len(mine) else None, "n_results": len(mine),
         "reproduce": reproduce_commands(newest),
         "workloads": workload_links(points, ""), "n_runs": len(runs),
         "n_imported": int((runs["source"] == "import").sum()),

@@ -58,7 +58,7 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
     would hide the older runs of the one series that has a history."""
     order = frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"],
                                                        ascending=False)["run_id"].tolist()
-    series = {run: set(group["series_key"]) for run, group in frame.groupby("run_id")}
+    series = frame.groupby("run_id")["series_key"].agg(set).to_dict()
     counts = frame.groupby("series_key")["run_id"].nunique()
     with_history = set(counts[counts > 1].index)
     chosen: list[str] = order[:1]

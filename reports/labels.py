@@ -61,6 +61,23 @@ def _part(point: Mapping[str, Any], part: str) -> str:
     return str(point.get(part) or "")
 
 
+CACHE_ORDER = {"cold": 0, "warm": 1, "hot": 2}
+
+
+def natural_key(point: Mapping[str, Any]) -> tuple:
+    """Rows in the order a reader expects: by workload, engine, benchmark, threads, cache
+    state (cold, warm, hot), then the usual params by value (100 before 1,000), variant."""
+    params = point.get("params") or {}
+
+    def param(key: str) -> tuple:
+        value = params.get(key)
+        return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
+    return (str(point.get("workload")), str(point.get("engine")), str(point.get("benchmark")),
+            int(point.get("threads") or 0), CACHE_ORDER.get(point.get("cache_state"), 9),
+            *(param(k) for k in PARAM_ORDER), str(point.get("build_variant")))
+
+
 def describe(point: Mapping[str, Any], drop: tuple[str, ...] = ()) -> str:
     """A series on its own: engine, benchmark (when not the workload's name), threads, cache
     state, the usual params and build variant, e.g. 'leveldb · 2 thr · warm · num=5,000 · release'."""

@@ -35,7 +35,7 @@ def noise_page(points: pd.DataFrame, aa_pairs: list[tuple[str, str]], thresholds
     """Each series' noise and the threshold its newest run was judged with (noise_table)."""
     table = noise_table(points, aa_pairs, thresholds, base)
     return Page("Series noise", escape_text(noise_intro(thresholds)),
-                [Section("Noise by series", tables=[table])] if table.rows else [])
+                [Section("Noise by series", tables=[table])] if table.rows else [], wide=True)
 
 
 CHANGE_POINT_WINDOW = 200

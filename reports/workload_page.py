@@ -14,12 +14,15 @@ from .caveats import caveat_warnings, note_lines
 from .comparisons import Comparison, sorted_rows
 from .format import (MISSING, Link, anchor, date, latency, nav_title, num, signed_pct,
                      value_text)
-from .labels import Labeler
+from .labels import Labeler, natural_key
 from .pages import cv_pct, delta_pct, interference_cell, run_href, run_html_href
 from .tables import Table, linked, point_href
 from .verdict_words import change_text, mark, sentence, verdict_css
 
 TREND_VALUES = 5  # newest values of each series in the trend table; the chart has them all
+TREND_COLUMNS = ["series_key", "run_id", "first_seq", "ops_median", "engine", "workload",
+                 "benchmark", "threads", "cache_state", "params", "build_variant",
+                 "machine_fingerprint", "caveat"]
 COUNTERS = (("page_faults_median", "Page faults"), ("context_switches_median", "Context switches"),
             ("migrations_median", "CPU migrations"), ("cpu_clock_median", "CPU clock ms"))
 
@@ -47,7 +50,7 @@ def latest_table(latest: pd.DataFrame, labeler: Labeler, verdicts: dict[str, Any
     with_interference = "interference_median" in latest and \
         bool(latest["interference_median"].notna().any())
     rows = []
-    for p in latest.to_dict("records"):
+    for p in sorted(latest.to_dict("records"), key=natural_key):
         href = point_href(p, "../")
         row = verdicts.get(p["series_key"])
         cv = cv_pct(p["ops_std"], p["ops_mean"])
@@ -64,7 +67,7 @@ def latest_table(latest: pd.DataFrame, labeler: Labeler, verdicts: dict[str, Any
     columns = ["Series", "ops/s", "Δ ops/s", "Verdict", "p50 µs", "p99 µs"] + \
         ["MB/s"] * with_mb + ["CV", "ok/n"] + ["Interference %"] * with_interference
     numeric = tuple(c not in ("Series", "Verdict") for c in columns)
-    return Table(tuple(columns), sorted(rows, key=lambda r: r[0]), numeric)
+    return Table(tuple(columns), rows, numeric)
 
 
 def verdict_lines(latest: pd.DataFrame, comparison: Comparison | None,
@@ -126,19 +129,20 @@ def counters_table(latest: pd.DataFrame, labeler: Labeler) -> Table | None:
     if not present:
         return None
     rows = [[labeler.label(p)] + [linked(p[c], p, "../", 1 if c == "cpu_clock_median" else 0)
-                                  for c, _ in present] for p in latest.to_dict("records")]
-    return Table(("Series",) + tuple(title for _, title in present), sorted(rows, key=lambda r: r[0]))
+                                  for c, _ in present]
+            for p in sorted(latest.to_dict("records"), key=natural_key)]
+    return Table(("Series",) + tuple(title for _, title in present), rows)
 
 
 def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -> list[list[Any]]:
     """Per series: its TREND_VALUES newest medians, newest first, each with the plain change
     from the one before it; the newest is coloured by the core's verdict when it was judged."""
     rows = []
-    for key, series in points.groupby("series_key", sort=False):
-        series = series[series["ops_median"].notna()]
-        if series.empty:
-            continue
-        values = series.to_dict("records")
+    # Only what a cell needs, and only the newest values: a long history has 1,000 runs a series.
+    needed = points.loc[points["ops_median"].notna(), [c for c in TREND_COLUMNS if c in points]]
+    counts = needed.groupby("series_key", sort=False).size()
+    for key, series in needed.groupby("series_key", sort=False):
+        values = series.tail(TREND_VALUES + 1).to_dict("records")
         cells: list[Any] = []
         for index in range(len(values) - 1, max(len(values) - 1 - TREND_VALUES, -1), -1):
             p, before = values[index], values[index - 1] if index else None
@@ -148,8 +152,9 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
             cells.append(Link(text, point_href(p, "../"),
                               verdict_css(row.comparison.verdict) if row else ""))
         cells += [None] * (TREND_VALUES - len(cells))
-        rows.append([labeler.label(values[-1]), *cells, str(len(values))])
-    return sorted(rows, key=lambda r: r[0])
+        rows.append((natural_key(values[-1]), [labeler.label(values[-1]), *cells,
+                                               str(counts[key])]))
+    return [row for _, row in sorted(rows, key=lambda r: r[0])]
 
 
 def trend_table(points: pd.DataFrame, labeler: Labeler | None = None,
@@ -198,13 +203,14 @@ def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> l
         run_ids = series["run_id"].tolist()
         series_list.append({
             "label": labeler.label(series.iloc[-1]), "key": key,
+            "order": natural_key(series.iloc[-1]),
             "x": [when[r] for r in run_ids],
             "median": series["ops_median"].tolist(), "low": series["ops_min"].tolist(),
             "high": series["ops_max"].tolist(), "run_ids": run_ids,
             "versions": [version[r] for r in run_ids],
             "hrefs": [run_html_href(r, base, s) for r, s in zip(run_ids, series["first_seq"])],
         })
-    return sorted(series_list, key=lambda s: s["label"])
+    return sorted(series_list, key=lambda s: s["order"])
 
 
 def workload_page(workload: str, points: pd.DataFrame,

@@ -119,7 +119,11 @@ def test_a_date_axis_reads_well_with_one_run_and_with_runs_minutes_apart():
     close = charts.date_axis(["2026-01-01T10:00:00+00:00", "2026-01-01T10:02:00+00:00"])
     assert close["range"][0] == "2026-01-01T09:55:00+00:00" and "tickformat" not in close
     assert "range" not in charts.date_axis(["2026-01-01T10:00:00+00:00",
-                                            "2026-03-01T10:00:00+00:00"])
+                                            "2026-01-21T10:00:00+00:00"])
+    # A long history: buttons for its recent part, counted back from just after its newest run.
+    long = charts.date_axis(["2025-01-01T10:00:00+00:00", "2026-03-01T10:00:00+00:00"])
+    assert long["range"][1] == "2026-03-01T22:00:00+00:00"
+    assert [b["label"] for b in long["rangeselector"]["buttons"]] == ["week", "month", "year", "all"]
 
 
 def test_legends_grow_the_figure_instead_of_squeezing_the_plot():
