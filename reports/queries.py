@@ -74,6 +74,8 @@ _POINTS = f"""
                coalesce(TRY_CAST(json_extract(i.conditions, '$.data_bytes_written') AS DOUBLE),
                         TRY_CAST(json_extract(i.conditions, '$.data_bytes') AS DOUBLE))
                    AS data_bytes,
+               TRY_CAST(json_extract(i.conditions, '$.table_bytes_written') AS DOUBLE)
+                   AS table_bytes,
                i.status = 'ok' AS ok,
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
@@ -112,6 +114,7 @@ _POINTS = f"""
            median(x.migrations) FILTER (WHERE ok) AS migrations_median,
            median(x.cpu_clock_ms) FILTER (WHERE ok) AS cpu_clock_median,
            median(x.data_bytes) FILTER (WHERE x.data_bytes > 0) AS data_bytes_median,
+           median(x.table_bytes) FILTER (WHERE x.data_bytes > 0) AS table_bytes_median,
            max(x.max_rss_kb) AS rss_max_kb,
            any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
            any_value(r.engine_version) AS engine_version,

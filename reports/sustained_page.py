@@ -13,6 +13,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from . import charts
+from .aggregates import WINDOW_INTERVALS
 from .caveats import caveat_warnings
 from .format import Link, anchor, date, escape_text, num, signed_pct
 from .labels import describe
@@ -112,6 +113,11 @@ def sustained_page(windows: pd.DataFrame, intervals: pd.DataFrame) -> Page:
         "window) ÷ first window × 100 of the median window series: a negative drift means the "
         "engine slowed down as it ran (compaction debt, cache churn). The second table gives "
         "the drift of every run of the series.")
-    return Page("Sustained runs", intro, sections,
-                empty="No run has reported interval throughput yet (run suite=nightly on RocksDB).")
+    reported = windows["series_key"].nunique() if len(windows) else 0
+    empty = ("No run has reported interval throughput yet (run suite=nightly on RocksDB)."
+             if not reported else
+             f"{reported} series reported interval throughput, but none had the "
+             f"{MIN_WINDOWS * WINDOW_INTERVALS} intervals (two windows) a drift needs: run them "
+             f"longer (workload.params.duration).")
+    return Page("Sustained runs", intro, sections, empty=empty)
 

@@ -116,15 +116,21 @@ def sweeps_page(points: pd.DataFrame) -> Page:
     return Page("Sweeps", intro, sections, empty="No run has swept num or value_size yet.")
 
 
+TABLE_SHARE = 0.9  # a ratio only when the table files hold (nearly) all of the data set
+
+
 def size_cells(point: Any) -> list[Any]:
-    """The data set on disk and its compression ratio (raw key + value bytes ÷ bytes on disk),
-    where the run recorded the size (a writer's files after it ran, a reader's before)."""
-    size = point.get("data_bytes_median")
+    """The data set on disk (a writer's files after it ran, a reader's before) and, for a
+    writer whose table files hold the data set, its compression ratio: raw key + value bytes ÷
+    table bytes. Data still in the memtable sits uncompressed in the log: no ratio then."""
+    size, tables = point.get("data_bytes_median"), point.get("table_bytes_median")
     params = point.get("params") or {}
     if is_missing(size) or not size:
         return [None, None]
     raw = params.get("num", 0) * (params.get("key_size", 0) + params.get("value_size", 0))
-    ratio = Link(f"{raw / size:.2f}×", point_href(point, "")) if raw else None
+    held = not is_missing(tables) and tables >= TABLE_SHARE * size
+    ratio = Link(f"{raw / tables:.2f}×", point_href(point, "")) if raw and held else \
+        "in the log" if not is_missing(tables) else None
     return [linked(size / 2**20, point, "", 1), ratio]
 
 
@@ -197,7 +203,8 @@ def variants_page(points: pd.DataFrame) -> Page:
         "**overhead** = (slowdown − 1) × 100 %, the extra time per operation the variant costs. "
         "The baseline is compression=none and the release build where present. **On disk** is "
         "the data set's size as recorded (a writer's database files after it ran, a reader's "
-        "before) and **compression ratio** = num × (key size + value size) ÷ that size; a dash "
-        "where the run did not record it.")
+        "before); **compression ratio** = num × (key size + value size) ÷ the bytes of its table "
+        "files, shown when they hold the data set (\"in the log\": most of it was still in "
+        "the memtable, whose log is not compressed); a dash where the run did not record it.")
     return Page("Variants", intro, sections, wide=True,
                 empty="No variant pair has been measured yet.")

@@ -180,10 +180,14 @@ def test_sustained_windows_are_the_median_over_every_repetition():
 def test_compression_variants_show_their_size_on_disk_where_it_was_recorded():
     from reports.variant_pages import size_cells
 
-    written = point("r1", 1, 100.0, data_bytes_median=58_000_000.0,
-                    params={"num": 500_000, "key_size": 16, "value_size": 100})
-    size, ratio = size_cells(written)
-    assert size.text == "55.3" and ratio.text == "1.00×"
+    params = {"num": 500_000, "key_size": 16, "value_size": 100}  # 58 MB raw
+    flushed = point("r1", 1, 100.0, data_bytes_median=30_000_000.0,
+                    table_bytes_median=29_000_000.0, params=params)
+    size, ratio = size_cells(flushed)
+    assert size.text == "28.6" and ratio.text == "2.00×"
+    in_log = point("r1", 1, 100.0, data_bytes_median=60_000_000.0, table_bytes_median=0.0,
+                   params=params)
+    assert size_cells(in_log)[1] == "in the log"  # the log is not compressed: no ratio
     assert size_cells(point("r1", 1, 100.0, data_bytes_median=float("nan"))) == [None, None]
 
 
