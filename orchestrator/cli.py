@@ -258,64 +258,6 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
-def _selected_run(db: Path, selector: str) -> str:
-    """The run id a RUN argument (an id or selector) names, read without holding the file."""
-    from .store import connect
-    from .store.reads import resolve_run
-
-    con = connect(db, read_only=True)
-    try:
-        return resolve_run(con, selector)
-    finally:
-        con.close()
-
-
-_RUN_HELP = "a run id or selector: latest, latest~N, engine.version=7.8.3, label=X"
-
-
-def label_command(argv: list[str]) -> None:
-    from .store import Store
-
-    parser = argparse.ArgumentParser(prog="tidemark label", description=(
-        "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
-        "configured baseline (label=baseline in conf/gate/default.yaml)."))
-    parser.add_argument("run", help=_RUN_HELP)
-    parser.add_argument("label", help="the new label; '' removes it")
-    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
-    args = parser.parse_args(argv)
-    run_id = _selected_run(Path(args.db), args.run)
-    store = Store(Path(args.db))
-    try:
-        previous = store.set_label(run_id, args.label)
-    finally:
-        store.close()
-    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
-                  markup=False)
-
-
-def note_command(argv: list[str]) -> None:
-    from .store import Store
-
-    parser = argparse.ArgumentParser(prog="tidemark note", description=(
-        "Add a note to a run: what changed and why, a known issue, a caveat. The site shows it "
-        "on the run's page and beside its numbers (`note=TEXT` does the same at run time)."))
-    parser.add_argument("run", help=_RUN_HELP)
-    parser.add_argument("text", help="the note, in plain words")
-    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
-    args = parser.parse_args(argv)
-    if not args.text.strip():
-        raise ConfigError("the note is empty; write it in quotes: tidemark note latest "
-                          "\"why this run differs\"")
-    run_id = _selected_run(Path(args.db), args.run)
-    store = Store(Path(args.db))
-    try:
-        count = store.add_note(run_id, args.text.strip())
-    finally:
-        store.close()
-    console.print(f"run {run_id}: note added ({count} note{'s' if count != 1 else ''})",
-                  soft_wrap=True, markup=False)
-
-
 def import_command(argv: list[str]) -> None:
     from .adapters.registry import IMPORT_FORMATS
     from .importer import ImportMeta, check_date, read_import_file, store_import
@@ -417,8 +359,17 @@ def db_command(argv: list[str]) -> None:
     run_db(argv, console)
 
 
+def _run_text_command(name: str):  # type: ignore[no-untyped-def]
+    def command(argv: list[str]) -> None:
+        from . import label_cli
+
+        getattr(label_cli, f"{name}_command")(argv, console)
+    return command
+
+
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "note": note_command, "db": db_command, "machine": machine_command,
+            "label": _run_text_command("label"), "note": _run_text_command("note"),
+            "db": db_command, "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
