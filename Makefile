@@ -7,7 +7,7 @@ NPM_STAMP := node_modules/.installed-stamp
 # Extra Hydra overrides for `make bench`, e.g. make bench ARGS="engine=leveldb"
 ARGS  ?=
 
-.PHONY: setup system venv npm bench site site-bench site-tools-bench test test-fast fuzz clean
+.PHONY: setup system venv npm bench site site-bench site-tools-bench screenshots test test-fast fuzz clean
 
 setup: system venv npm
 
@@ -51,6 +51,14 @@ site-bench: venv
 # (benchmarks/site_tools_cost.json).
 site-tools-bench: venv npm
 	$(PY) benchmarks/site_tools_cost.py
+
+# A demo site from a small real history (LevelDB runs, a cache-state sweep, a debug build, notes,
+# four imported files; scripts/demo-history.sh, ~3 minutes) and 1,400 px screenshots of its
+# home, summary and readrandom pages in headless Chromium, committed under docs/screenshots/.
+screenshots: setup
+	bash scripts/demo-history.sh build/demo
+	$(VENV)/bin/tidemark site --db build/demo/tidemark.duckdb --out build/demo-site
+	$(PY) scripts/screenshots.py build/demo-site/site docs/screenshots
 
 # Fuzz every output adapter: all cuts of every captured output + 100,000 mutations per format
 # (benchmarks/fuzz_adapters.py; figures in benchmarks/fuzz_adapters.json and the README).

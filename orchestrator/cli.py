@@ -256,32 +256,6 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
-def label_command(argv: list[str]) -> None:
-    from .store.reads import resolve_run
-    from .store import Store, connect
-
-    parser = argparse.ArgumentParser(prog="tidemark label", description=(
-        "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
-        "configured baseline (label=baseline in conf/gate/default.yaml). RUN is a run id or "
-        "selector: latest, latest~N, engine.version=7.8.3, label=X."))
-    parser.add_argument("run")
-    parser.add_argument("label", help="the new label; '' removes it")
-    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
-    args = parser.parse_args(argv)
-    con = connect(Path(args.db), read_only=True)
-    try:
-        run_id = resolve_run(con, args.run)
-    finally:
-        con.close()
-    store = Store(Path(args.db))
-    try:
-        previous = store.set_label(run_id, args.label)
-    finally:
-        store.close()
-    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
-                  markup=False)
-
-
 def import_command(argv: list[str]) -> None:
     from .adapters.registry import IMPORT_FORMATS
     from .importer import ImportMeta, check_date, read_import_file, store_import
@@ -392,9 +366,17 @@ def db_command(argv: list[str]) -> None:
     run_db(argv, console)
 
 
+def _run_text_command(name: str):  # type: ignore[no-untyped-def]
+    def command(argv: list[str]) -> None:
+        from . import label_cli
+
+        getattr(label_cli, f"{name}_command")(argv, console)
+    return command
+
+
 COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "ingest": ingest_command,
-            "machine": machine_command,
+            "label": _run_text_command("label"), "note": _run_text_command("note"),
+            "db": db_command, "ingest": ingest_command, "machine": machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -407,6 +389,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark run --resume RUN [db=PATH]   finish an interrupted run (or its sweep)\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
+              f"  tidemark note RUN TEXT            e.g. tidemark note latest \"new allocator\"\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
               f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"

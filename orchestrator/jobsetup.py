@@ -264,7 +264,7 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": state,
             "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said,
-            "sweep": sweep, "runner": conf.runner.name}
+            "sweep": sweep, "runner": conf.runner.name, "note": conf.note.strip()}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,

@@ -17,7 +17,9 @@ from markupsafe import Markup
 from . import charts
 from .format import MISSING, Link, num
 from .machine_pages import machine_href
-from .pages import chart_series, profile_of, run_href
+from .workload_page import chart_series
+from .labels import Labeler
+from .pages import profile_of, run_href
 from .tables import Page, Section, Table, describe, group_key, linked, with_identity
 
 CHARTS_SHOWN = 12  # the series measured on the most machines (then with the most runs)
@@ -61,7 +63,8 @@ def _charts(frame: pd.DataFrame, keys: list[str]) -> list[Section]:
 
 def machine_lines(series: pd.DataFrame) -> list[dict[str, Any]]:
     """The trend lines of one series (rows of `with_machines`), one per machine."""
-    lines = chart_series(series.assign(series_key=series["machine"]))
+    lines = chart_series(series.assign(series_key=series["machine"]),
+                         Labeler.of(series.drop_duplicates("machine").to_dict("records")))
     for line in lines:
         line["label"] = line["key"]  # the machine, not the series: every line is one machine
     return lines

@@ -25,7 +25,8 @@ def detailed_runs(runs: pd.DataFrame) -> set[str]:
 
 
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
-                    points: pd.DataFrame) -> None:
+                    points: pd.DataFrame, phases: pd.DataFrame | None = None,
+                    imported: pd.DataFrame | None = None) -> None:
     """runs/index.md and runs/<id>.md for every run (every run keeps its permalink); each page
     has slots for its tables (`write_run_tables`)."""
     render.write_page(env, "runs.md.j2", docs / "runs" / "index.md", page=runs_index(runs))
@@ -33,8 +34,9 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
     template = env.get_template("run.md.j2")
     for _, run in runs.iterrows():
         run_id = run["run_id"]
+        values = imported[imported["run_id"] == run_id] if imported is not None else None
         page = run_page(run, has_results=run_id in detailed and run_id in with_points,
-                        compact=run_id not in detailed)
+                        compact=run_id not in detailed, phases=phases, values=values)
         (docs / "runs" / f"{slug(run_id)}.md").write_text(template.render(page=page),
                                                           encoding="utf-8")
 
@@ -67,9 +69,10 @@ def write_run_tables(env: jinja2.Environment, fragments: Path, db: Path, runs: p
                             for name in ("results", "invocations"))
     points_by_run = dict(tuple(points[points["run_id"].isin(detailed)].groupby("run_id")))
     recent_rows = detailed_rows(recent, _log_tails(recent))
+    imported = set(runs.loc[runs["source"] == "import", "run_id"])
     for run_id in detailed:
         page = f"runs/{slug(run_id)}"
-        if run_id in points_by_run:
+        if run_id in points_by_run and run_id not in imported:  # theirs: every metric, in Markdown
             slots.save(fragments, page, "results",
                        results.render(results=result_rows(points_by_run[run_id])))
         slots.save(fragments, page, "invocations", invocations.render(

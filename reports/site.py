@@ -1,8 +1,10 @@
 """`tidemark site`: results DB → Markdown pages → MkDocs site (wiring only)."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
+from datetime import datetime, timezone
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any, Iterator
 import jinja2
 import pandas as pd
 import plotly.offline
+from markupsafe import Markup
 
 from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
@@ -18,20 +21,23 @@ from orchestrator.store.connection import check_database, connect, damage_error,
 from orchestrator.store.reads import aa_pairs, parse_selector
 
 from . import aggregates, charts, queries, render, slots
-from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
+from .analysis_pages import latest_refresh_page, percentiles_page
+from .caveats import with_caveats
 from .comparisons import SiteVerdicts, read_verdicts
 from .conditions import cache_states_page, scaling_page
 from .config_pages import Configs, load_configs, matrix_page, methodology_context
-from .format import nav_title, slug
+from .format import date, nav_title, slug
 from .gate_page import gate_page
 from .history_pages import history_page
 from .fleet_page import fleet_page
 from .machine_pages import machine_href, machine_page, machines_index
-from .pages import home_page, workload_page
-from .run_site import write_run_pages, write_run_tables
+from .dashboard import home_page
+from .workload_page import workload_page
+from .run_site import detailed_runs, write_run_pages, write_run_tables
 from .noise_table import noise_table
 from .stats_site import start_stats_pages
 from .summary_page import PointLookup, summary_page
+from .sustained_page import sustained_page
 from .tables import Page
 from .tools_site import (add_table_csv, csv_when_filled, place_tool_data, start_tool_data,
                          write_tool_pages)
@@ -57,6 +63,8 @@ class Results:
     aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
     verdicts: SiteVerdicts  # what the analysis core decided: summary, gate, targets, workloads
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
+    phases: pd.DataFrame  # what each phase cost, for the newest runs (queries.read_phases)
+    imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
 
 
 def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
@@ -70,10 +78,13 @@ def read_results(db: Path, gate: GateConf) -> Results:
         if gate.baseline:
             parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
         runs, points = queries.read_runs(con), queries.read_points(con)
+        latest = latest_run_per_workload(points)
+        phased = sorted(set(latest.values()) | detailed_runs(runs))
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con), aa_pairs(con),
-                       read_verdicts(con, gate, latest_run_per_workload(points).values()), gate)
+                       read_verdicts(con, gate, latest.values()), gate,
+                       queries.read_phases(con, phased), queries.read_imported_values(con))
     finally:
         con.close()
 
@@ -91,13 +102,15 @@ def _fresh_docs(out: Path) -> Path:
 
 
 def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
-                     results: Results) -> list[dict[str, str]]:
+                     results: Results, configs: Configs) -> list[dict[str, str]]:
     """One page per workload with its trend chart (a slot: megabytes of JSON on a long
     history); returns the nav entries."""
     nav = []
     points = results.points
     for index, name in enumerate(sorted(points["workload"].unique())):
-        page = workload_page(name, points, results.verdicts.latest)
+        page = workload_page(name, points, results.verdicts.latest, runs=results.runs,
+                             targets=results.verdicts.targets, phases=results.phases,
+                             config=configs.workloads.get(name), imported=results.imported)
         if page["series"]:
             slots.save(fragments, f"workloads/{slug(name)}", "trend",
                        charts.trend_chart(page["series"], f"trend-{index}"))
@@ -105,6 +118,17 @@ def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
                                  page=page, chart=bool(page["series"]))
         nav.append({nav_title(name): str(path.relative_to(docs))})
     return nav
+
+
+def _write_home(env: jinja2.Environment, docs: Path, fragments: Path, results: Results) -> None:
+    """The dashboard, its small trends in a slot (charts are HTML that needs no Markdown)."""
+    page = home_page(results.runs, results.points, results.verdicts)
+    render.write_page(env, "index.md.j2", docs / "index.md", page=page)
+    if page["cards"]:
+        cards = [{**card, "chart": Markup(charts.spark_chart(card["series"], f"spark-{index}"))}
+                 for index, card in enumerate(page["cards"])]
+        slots.save(fragments, "index", "sparks",
+                   env.get_template("index_sparks.html.j2").render(cards=cards))
 
 
 def _write_sections(env: jinja2.Environment, docs: Path, name: str, page: Page) -> dict[str, str]:
@@ -138,7 +162,9 @@ def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
     summary = [
         _write_sections(env, docs, "summary.md", summary_page(results.runs, results.verdicts,
                                                              lookup)),
-        _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
+        _write_sections(env, docs, "latest.md", latest_refresh_page(
+            points, results.runs, {name: [str(n) for n in conf.get("notes") or []]
+                                   for name, conf in configs.workloads.items()})),
         _write_sections(env, docs, "history.md",
                         history_page(results.runs, points, configs.instrumented)),
         _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)),
@@ -187,21 +213,21 @@ class BuildTimes:
         return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.seconds.items())
 
 
-def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path:
+def _write_pages(out: Path, db: Path, fragments: Path, results: Results,
+                 configs: Configs) -> Path:
     """Every Markdown page (and the slots' HTML that is ready before MkDocs) and the generated
     mkdocs.yml; returns the config's path."""
-    configs = load_configs(CONF_DIR, SITE_SPEED)
     docs = _fresh_docs(out)
     # The statistics pages are written alongside the pages below, in a forked child.
     stats_nav = start_stats_pages(docs, db, results.points, results.gate, results.verdicts,
-                                  results.aa_pairs)
+                                  results.aa_pairs, {name: dict(conf.get("gap_notes") or {})
+                                                     for name, conf in configs.workloads.items()})
     env = render.environment()
-    render.write_page(env, "index.md.j2", docs / "index.md",
-                      page=home_page(results.runs, results.points))
+    _write_home(env, docs, fragments, results)
     analysis_nav = _write_analysis(env, docs, results, configs)
-    workload_nav = _write_workloads(env, docs, fragments, results)
+    workload_nav = _write_workloads(env, docs, fragments, results, configs)
     machine_nav = _write_machines(env, docs, results)
-    write_run_pages(env, docs, results.runs, results.points)
+    write_run_pages(env, docs, results.runs, results.points, results.phases, results.imported)
     reference_nav = _write_reference(env, docs, results, configs)
     tools_nav = write_tool_pages(env, docs, results.gate)
     nav: list[Any] = [{"Home": "index.md"}, *analysis_nav]
@@ -211,7 +237,14 @@ def _write_pages(out: Path, db: Path, fragments: Path, results: Results) -> Path
             _write_sections(env, docs, "fleet/index.md", fleet_page(results.points, results.runs)),
             {"Runs": "runs/index.md"}, {"Statistics": stats_nav()},
             {"Tools": tools_nav}, {"Reference": reference_nav}]
-    return render.write_config(out, BASE_CONFIG, nav)
+    return render.write_config(out, BASE_CONFIG, nav, header_facts(results.runs))
+
+
+def header_facts(runs: pd.DataFrame) -> dict[str, str]:
+    """What every page's header says: when the site was generated, and its newest run."""
+    return {"generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "runs": f"{len(runs):,} run{'s' if len(runs) != 1 else ''}",
+            "newest": f"{date(runs.iloc[0]['started_at'])} ({runs.iloc[0]['run_id']})"}
 
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
@@ -247,15 +280,18 @@ def check_snapshot(copy: Path, original: Path) -> None:
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
+    configs = load_configs(CONF_DIR, SITE_SPEED)
     with times.phase("read"):
         results = read_results(db, gate)
+        runs, points = with_caveats(results.runs, results.points, configs.instrumented)
+        results = dataclasses.replace(results, runs=runs, points=points)
     fragments = out / "fragments"
     shutil.rmtree(fragments, ignore_errors=True)
     with times.phase("pages"):
         # Parquet, CSV and precomputed comparisons: in a child until the site is built.
         tool_data = start_tool_data(db, out, fragments, results.runs, results.points, gate,
                                     results.verdicts.baseline.run_id, results.verdicts.candidate)
-        config = _write_pages(out, db, fragments, results)
+        config = _write_pages(out, db, fragments, results, configs)
     with times.phase("mkdocs"):
         # 2 cores: MkDocs on one, the run pages' big tables (needed only after it) on the other.
         with render.mkdocs_building(config):

@@ -19,12 +19,15 @@ PAGES = ("noise", "change-points", "ab", "targets")
 
 def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.DataFrame,
                       gate: GateConf, site_verdicts: SiteVerdicts,
-                      aa_pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """statistics/*.md (verdicts with the gate config's thresholds); returns their nav entries."""
+                      aa_pairs: list[tuple[str, str]],
+                      gap_notes: dict[str, dict[str, str]] | None = None) -> list[dict[str, Any]]:
+    """statistics/*.md (verdicts with the gate config's thresholds); returns their nav entries.
+    `gap_notes`: workload → metric → why a target on it is missed."""
     data = read_stats(db, gate)
     pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
              "change-points": changepoints_page(points),
-             "ab": ab_page(data), "targets": targets_page(site_verdicts)}
+             "ab": ab_page(data), "targets": targets_page(site_verdicts, points=points,
+                                                          gap_notes=gap_notes)}
     nav = []
     for name in PAGES:
         path = render.write_page(env, "sections.md.j2", docs / "statistics" / f"{name}.md",
@@ -34,11 +37,12 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
 
 
 def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
-                      site_verdicts: SiteVerdicts,
-                      aa_pairs: list[tuple[str, str]]) -> Callable[[], list[dict[str, Any]]]:
+                      site_verdicts: SiteVerdicts, aa_pairs: list[tuple[str, str]],
+                      gap_notes: dict[str, dict[str, str]] | None = None,
+                      ) -> Callable[[], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller writes the other pages
     (change-point detection is the slowest page on a long history; this machine has 2 cores).
     Returns a function that waits for the child and gives the nav entries (or raises its error)."""
     return forked.start(lambda: write_stats_pages(render.environment(), docs, db, points, gate,
-                                                  site_verdicts, aa_pairs),
+                                                  site_verdicts, aa_pairs, gap_notes),
                         "tidemark-stats-pages")

@@ -156,4 +156,12 @@ MIGRATIONS.append((7, [
         manifest JSON, notes JSON)""",
 ]))
 
+# Notes a person wrote about a run (`tidemark note RUN "text"`, or `note=` at run time): the prose
+# a report carries beside its numbers, kept apart from the notes Tidemark writes (runs.notes,
+# which also decide whether a run is verified). origin: note (the command) | run (note=).
+MIGRATIONS.append((8, [
+    """CREATE TABLE run_notes (
+        run_id VARCHAR, created_at TIMESTAMPTZ, text VARCHAR, origin VARCHAR)""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

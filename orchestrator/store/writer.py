@@ -178,6 +178,8 @@ class Store:
             values[columns.index(json_col)] = _json(run.get(json_col))
         self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
                          f"({', '.join('?' * len(columns))})", values)
+        if run.get("note"):  # note= at run time
+            self.add_note(run["run_id"], run["note"], origin="run")
 
     @_session
     def finish_run(self, run_id: str, status: str, machine_state: dict[str, Any]) -> None:
@@ -207,6 +209,16 @@ class Store:
             raise StoreError(f"no run {run_id!r} in {self.path}")
         self.con.execute("UPDATE runs SET label = ? WHERE run_id = ?", [label, run_id])
         return row[0] or ""
+
+    @_session
+    def add_note(self, run_id: str, text: str, origin: str = "note") -> int:
+        """A person's note about a run (shown on the site beside its numbers); returns how many
+        notes the run has now."""
+        if not self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        self.con.execute("INSERT INTO run_notes VALUES (?, ?, ?, ?)", [run_id, _now(), text, origin])
+        return int(self.con.execute("SELECT count(*) FROM run_notes WHERE run_id = ?",
+                                    [run_id]).fetchone()[0])
 
     @_session
     def record_ab(self, ab: dict[str, Any]) -> None:
@@ -382,7 +394,7 @@ class Store:
             ids = "SELECT invocation_id FROM invocations WHERE run_id = ?"
             for table in ("metrics", "histograms", "timeseries"):
                 self.con.execute(f"DELETE FROM {table} WHERE invocation_id IN ({ids})", [run_id])
-            for table in ("invocations", "aggregates", "runs"):
+            for table in ("invocations", "aggregates", "run_notes", "runs"):
                 self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
         self._in_transaction(delete)
