@@ -53,7 +53,7 @@ def row_cells(row: Row, report: Report, lookup: PointLookup,
     href = point_href(n, "") if n is not None else run_href(report.cand["run_id"], "")
     label = labeler.label(n) if n is not None else row.label
     if row.metric != "ops_per_sec":
-        label += f" ({METRIC_NAMES.get(row.metric, row.metric)})"
+        label += f" · {METRIC_NAMES.get(row.metric, row.metric)}"
     # A callgrind series has no timed point to link to: its medians link to their runs.
     old_value = linked(c.base_median, o, "") if o is not None else \
         _run_linked(c.base_median, report.base["run_id"])
