@@ -22,7 +22,7 @@ from rich.console import Console
 
 from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
                      seal_bundle, verify_files)
-from .errors import BundleError, UserError
+from .errors import BundleError, IngestPartial, UserError
 from .liveness import is_gone
 from .store import Store, open_checked
 from .store.merge import BundleRow
@@ -72,12 +72,9 @@ def _place_logs(root: Path, history_logs: Path, run_ids: list[str]) -> None:
 
 
 def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
-    """Merge one sealed bundle (all or nothing); raises BundleError naming the file and why."""
+    """Merge one sealed bundle (all or nothing); raises BundleError naming the file and why.
+    A bundle merged before is checked all the same: a changed copy of it is not that bundle."""
     manifest = read_manifest(root)
-    before = store.merged_bundle_runs(manifest.bundle_id)
-    if before is not None:
-        _place_logs(root, history_logs, before)
-        return Ingested(root, _run_outcomes(store, before), False)
     check_versions(manifest, LATEST_VERSION)
     row = BundleRow(bundle_id=manifest.bundle_id, source=str(root),
                     host=str(manifest.data.get("host", "")),
@@ -88,12 +85,12 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
         copy = Path(tmp) / DB_FILE  # DuckDB may write into what it opens: never the bundle
         verify_files(manifest, copy)
         try:
-            run_ids = store.merge_bundle(copy, row)
+            run_ids, added = store.merge_bundle(copy, row)
         except duckdb.Error as exc:
             raise BundleError(f"bundle {root}: {DB_FILE} cannot be read "
                               f"({str(exc).splitlines()[0]}); nothing was written from it") from None
     _place_logs(root, history_logs, run_ids)
-    return Ingested(root, _run_outcomes(store, run_ids), True)
+    return Ingested(root, _run_outcomes(store, run_ids), added)
 
 
 def seal_unfinished(root: Path) -> list[str]:
@@ -234,4 +231,5 @@ def ingest_command(argv: list[str], console: Console) -> None:
             say(f"refused: {line}")
         more = f" (and {len(report.refused) - 1} more refused, listed above)" \
             if len(report.refused) > 1 else ""
-        raise BundleError(report.refused[0] + more)
+        # Exit 4 when the others were merged (a CI job goes on to save and publish them).
+        raise (IngestPartial if report.ingested else BundleError)(report.refused[0] + more)

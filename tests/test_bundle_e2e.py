@@ -104,6 +104,32 @@ def test_same_bundle_twice_adds_nothing_and_merges_the_same_into_another_history
     assert "0 run(s) added" in ingest(copy, bundle).stdout and counts(copy) == before
 
 
+def test_a_bundle_merged_while_this_ingest_waited_for_the_file_adds_nothing(runs, tmp_path):
+    """Two merge jobs racing on one history (a retried CI step): each checks the bundle, then
+    merges it once it gets the file. The merge itself finds it merged by the other and adds
+    nothing, rather than refusing its run as coming from another source."""
+    from orchestrator.bundle import read_manifest, verify_files
+    from orchestrator.store import Store
+    from orchestrator.store.merge import BundleRow
+
+    _, bundle = runs
+    manifest = read_manifest(bundle)
+    row = BundleRow(manifest.bundle_id, str(bundle), "", None, manifest.schema_version,
+                    manifest.data, manifest.logs_prefix, str(tmp_path / "logs"))
+    copies = [tmp_path / f"copy{i}.duckdb" for i in range(2)]
+    for copy in copies:
+        verify_files(manifest, copy)
+    history = tmp_path / "tidemark.duckdb"
+    first, second = Store(history), Store(history)  # two writers, one file opened per call
+    try:
+        assert first.merge_bundle(copies[0], row) == (manifest.run_ids, True)
+        assert second.merge_bundle(copies[1], row) == (manifest.run_ids, False)
+    finally:
+        first.close()
+        second.close()
+    assert counts(history)["runs"] == 1 and counts(history)["bundles"] == 1
+
+
 def _damaged(bundle: Path, tmp_path: Path, damage) -> Path:
     copy = tmp_path / "damaged" / bundle.name
     shutil.copytree(bundle, copy)
@@ -122,6 +148,48 @@ def _newer_schema(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps({**manifest, "schema_version": 99}))
 
 
+def _reseal(root: Path, extra: dict[str, Path] = {}) -> None:
+    """Rewrite the manifest so it matches the bundle's files as they are now (and lists `extra`
+    names for the given files): what a crafted bundle would carry."""
+    import hashlib
+
+    manifest = json.loads((root / "manifest.json").read_text())
+    found = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+             if p.is_file() and p.name != "manifest.json"}
+    manifest["files"] = {name: {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                                "bytes": path.stat().st_size}
+                         for name, path in {**found, **extra}.items()}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _lists_a_file_outside(root: Path) -> None:
+    outside = root.parent / "outside.txt"  # a file beside the bundle, listed with its true sha
+    outside.write_text("not the bundle's\n")
+    _reseal(root, {"../outside.txt": outside})
+
+
+def _symlinked_logs(root: Path) -> None:
+    """The run's log folder is a link to a folder outside the bundle (same files in it)."""
+    (logs,) = (root / "logs").iterdir()
+    outside = root.parent / "outside-logs"
+    shutil.move(str(logs), outside)
+    logs.symlink_to(outside, target_is_directory=True)
+
+
+def _run_id_escaping_the_logs(root: Path) -> None:
+    """The run id (in the database and the manifest) climbs out of the history's logs folder."""
+    escape = "../../escaped-run"
+    con = duckdb.connect(str(root / "run.duckdb"))
+    for table in ("runs", "invocations", "aggregates"):
+        con.execute(f"UPDATE {table} SET run_id = ?", [escape])
+    con.close()
+    (logs,) = (root / "logs").iterdir()
+    shutil.move(str(logs), root / "logs" / escape)
+    _reseal(root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "manifest.json").write_text(json.dumps({**manifest, "run_ids": [escape]}))
+
+
 DAMAGE = {
     "tampered database": (lambda b: _flip_byte(b / "run.duckdb"),
                           "file run.duckdb does not match its sha256"),
@@ -133,6 +201,10 @@ DAMAGE = {
                    "file run.duckdb.wal is not in manifest.json"),
     "newer schema": (_newer_schema, "has schema v99, newer than this Tidemark's"),
     "unfinished": (lambda b: (b / "manifest.json").unlink(), "no manifest.json"),
+    # A bundle comes from another host: nothing it names may reach outside its folder.
+    "file outside the bundle": (_lists_a_file_outside, "names '../outside.txt', outside the bundle"),
+    "symlinked log folder": (_symlinked_logs, "is a symbolic link"),
+    "run id with a path": (_run_id_escaping_the_logs, "run id '../../escaped-run' is not a plain name"),
 }
 
 
@@ -151,6 +223,39 @@ def test_a_damaged_bundle_is_refused_in_one_line_and_nothing_is_written(runs, tm
     assert len(lines) == 1 and lines[0].startswith(f"tidemark: error: bundle {bad}: ")
     assert said in lines[0] and lines[0].endswith("nothing was written from it")
     assert {t: rows(history, t) for t in before} == before
+    assert not (history.parent / "logs").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged", "history"]  # nothing escaped
+
+
+def test_a_folder_of_good_and_bad_bundles_merges_each_good_one_and_exits_4(runs, tmp_path):
+    """A CI merge job's folder with one damaged bundle among good ones: every good one is
+    merged, every bad one named, and the exit code says partial (4), not "nothing merged" (2)."""
+    _, bundle = runs
+    folder = tmp_path / "incoming"
+    shutil.copytree(bundle, folder / "good")
+    for name in ("bad1", "bad2"):
+        shutil.copytree(bundle, folder / name)
+        _flip_byte(folder / name / "build.json")
+    history = tmp_path / "history" / "tidemark.duckdb"
+    proc = ingest(history, folder, check=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "1 run(s) added" in proc.stdout and "2 refused" in proc.stdout
+    said = proc.stdout + proc.stderr
+    assert f"bundle {folder / 'bad1'}: " in said and f"bundle {folder / 'bad2'}: " in said
+    assert counts(history)["runs"] == 1
+    assert ingest(history, folder / "good").returncode == 0  # the good one alone: all good
+
+
+def test_a_tampered_copy_of_a_merged_bundle_is_refused_not_taken_as_known(runs, tmp_path):
+    """The same manifest with a changed file is not the bundle that was merged: refused, and its
+    logs are never placed in the history (not even where the history lost its own)."""
+    _, bundle = runs
+    history = tmp_path / "history" / "tidemark.duckdb"
+    ingest(history, bundle)
+    shutil.rmtree(history.parent / "logs")
+    bad = _damaged(bundle, tmp_path, lambda b: _flip_byte(next((b / "logs").rglob("*.stdout"))))
+    proc = ingest(history, bad, check=False)
+    assert proc.returncode == 2 and "does not match its sha256" in proc.stderr, proc.stdout + proc.stderr
     assert not (history.parent / "logs").exists()
 
 
