@@ -127,8 +127,9 @@ def seal_unfinished(root: Path) -> list[str]:
 class Ingestor:
     """The one writer of a history that bundles are merged into, as they arrive."""
 
-    def __init__(self, db: Path, history_logs: Path | None = None):
+    def __init__(self, db: Path, history_logs: Path | None = None, checking: bool = False):
         self.db = db
+        self.checking = checking  # db is a throwaway history: say "checked", not "ingested"
         self.history_logs = history_logs or db.parent / "logs"
         # Checked and backed up before the first bundle, as a run does before it measures.
         self.store = open_checked(db)
@@ -169,7 +170,7 @@ class Ingestor:
                 continue
             self.seen.add(root)
             report.ingested.append(done)
-            say(_said(done))
+            say(_said(done, self.checking))
         return report
 
     def _sealed_now(self, roots: list[Path], report: IngestReport,
@@ -192,9 +193,9 @@ class Ingestor:
         self.store.close()
 
 
-def _said(done: Ingested) -> str:
+def _said(done: Ingested, checking: bool = False) -> str:
     runs = ", ".join(f"{r.run_id} ({r.status}, {r.invocations} invocations)" for r in done.runs)
-    return (f"ingested {done.root}: run {runs}" if done.added
+    return (f"{'checked' if checking else 'ingested'} {done.root}: run {runs}" if done.added
             else f"already in the history: {done.root} (run {runs}); nothing added")
 
 
@@ -212,20 +213,28 @@ def ingest_command(argv: list[str], console: Console) -> None:
         "also merge bundles without a manifest (a job killed outright, e.g. its node died): "
         "what they committed is sealed and merged, their runs marked killed; only once their "
         "jobs have ended"))
+    parser.add_argument("--check", action="store_true", help=(
+        "check the bundles as ingest would (merged into a throwaway history) and write nothing: "
+        "e.g. before keeping them (scripts/history.sh save)"))
     args = parser.parse_args(argv)
+    if args.check and args.unfinished:
+        parser.error("--check writes nothing, and --unfinished seals bundles: use one")
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
-    ingestor = Ingestor(args.db, args.logs)
-    try:
-        report = ingestor.ingest(args.paths, say, args.unfinished)
-    finally:
-        ingestor.close()
+    with tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
+        db = Path(scratch) / "check.duckdb" if args.check else args.db
+        ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
+        try:
+            report = ingestor.ingest(args.paths, say, args.unfinished)
+        finally:
+            ingestor.close()
     for root in report.unfinished:
         say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
             f"killed: then add --unfinished)")
     added = sum(len(done.runs) for done in report.ingested if done.added)
     known = sum(not done.added for done in report.ingested)
-    say(f"{added} run(s) added to {args.db}; {known} bundle(s) were in it already; "
-        f"{len(report.refused)} refused")
+    say(f"checked {len(report.ingested)} bundle(s), nothing written; {len(report.refused)} "
+        f"refused" if args.check else f"{added} run(s) added to {args.db}; {known} bundle(s) "
+        f"were in it already; {len(report.refused)} refused")
     if report.refused:
         for line in report.refused[1:]:
             say(f"refused: {line}")

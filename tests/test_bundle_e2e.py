@@ -4,6 +4,7 @@ tampered, truncated, unfinished or newer-schema bundle is refused in one line, n
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.e2e import run_argv, tidemark
+from tests.conftest import REPO
+from tests.e2e import TIDEMARK, run_argv, tidemark
 
 pytestmark = pytest.mark.engine
 RUN = ("run", "engine=leveldb", "workload=readrandom", "repetitions=2", "workload.params.num=2000")
@@ -319,3 +321,59 @@ def test_a_bundle_run_ended_by_sigterm_is_sealed_with_what_it_measured(tmp_path)
                                   "invocations i USING (run_id) GROUP BY r.status").fetchall()
     con.close()
     assert status == "interrupted" and 2 <= kept < 30
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _history(clone: Path, *args: str) -> subprocess.CompletedProcess:
+    """scripts/history.sh of a clone (a copy of the script in a repository of its own)."""
+    env = {**os.environ, "TIDEMARK": TIDEMARK}
+    return subprocess.run(["bash", str(clone / "scripts" / "history.sh"), *args], cwd=clone,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_history_branch_round_trip_keeps_bad_bundles_out_and_never_restores_stale(runs, tmp_path):
+    """The CI history on a data branch of a local bare repository: save keeps a damaged bundle
+    off the branch (it would fail every later restore) and still saves the good ones; restore
+    always reads the branch as pushed (also in a workspace kept, or cleaned, between jobs); a
+    remote that cannot be read is an error, never an empty history."""
+    _, bundle = runs
+    origin, seed = tmp_path / "origin.git", tmp_path / "seed"
+    _git(tmp_path, "init", "-q", "--bare", str(origin))
+    (seed / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "history.sh", seed / "scripts")
+    _git(seed, "init", "-q")
+    _git(seed, "add", ".")
+    _git(seed, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "scripts")
+    _git(seed, "push", "-q", str(origin), "HEAD:refs/heads/main")
+    ci, analyst = tmp_path / "ci", tmp_path / "analyst"
+    for clone in (ci, analyst):
+        _git(tmp_path, "clone", "-q", "-b", "main", str(origin), str(clone))
+    incoming = tmp_path / "incoming"
+    shutil.copytree(bundle, incoming / bundle.name)
+    shutil.copytree(bundle, incoming / "damaged")
+    _flip_byte(incoming / "damaged" / "build.json")
+    saved = _history(ci, "save", str(incoming))
+    assert saved.returncode == 4 and f"not saving {incoming / 'damaged'}: " in saved.stderr, saved
+    db = tmp_path / "restored.duckdb"
+    assert _history(analyst, "restore", str(db)).returncode == 0
+    assert counts(db)["runs"] == 1
+    # Another night: a new bundle pushed from CI; the analyst's kept workspace sees it.
+    later = tmp_path / "later"
+    tidemark(tmp_path / "later-run", "run", "engine=leveldb", "workload=fillseq", "repetitions=1",
+             "workload.params.num=1000", f"bundle_dir={later}")
+    assert _history(ci, "save", str(later)).returncode == 0
+    assert _history(analyst, "restore", str(db)).returncode == 0
+    assert counts(db)["runs"] == 2
+    _git(analyst, "clean", "-qffdx")  # what a runner's checkout step does to .history/
+    fresh = tmp_path / "fresh.duckdb"
+    restored = _history(analyst, "restore", str(fresh))
+    assert restored.returncode == 0, restored.stderr
+    assert counts(fresh)["runs"] == 2
+    _git(analyst, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    lost = _history(analyst, "restore", str(tmp_path / "lost.duckdb"))
+    assert lost.returncode == 1 and "cannot read branch tidemark-history" in lost.stderr
+    assert not (tmp_path / "lost.duckdb").exists()
