@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.container_image import ensure_image, image_tag, recipe_content
+from orchestrator.container_image import EXEC_SOURCE, ensure_image, image_tag, recipe_content
 from orchestrator.docker_client import LABEL, connect_docker
 from tests.e2e import TIDEMARK, query, tidemark
 
@@ -187,3 +187,15 @@ def test_ab_across_runners_names_the_runner(tmp_path):
                     f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}")
     assert "differs (named, compared anyway): runner: host vs docker" in proc.stdout
     assert sorted(query(tmp_path, "SELECT runner FROM runs")) == [("docker",), ("host",)]
+
+
+def test_the_exec_helper_kills_at_timeout_s_not_the_next_whole_second(tmp_path):
+    """The container's PID 1 enforces timeout_s as the host runner does: timeout_s=0.3 stops a
+    0.6 s process (it used to round the limit up to a whole second and let it finish)."""
+    helper = tmp_path / "tidemark-exec"
+    subprocess.run(["cc", "-O2", "-o", str(helper), str(EXEC_SOURCE)], check=True)
+    report = tmp_path / "report.json"
+    subprocess.run([str(helper), str(report), str(tmp_path / "out"), str(tmp_path / "err"),
+                    "0.3", "--", "sleep", "0.6"], timeout=30)
+    got = json.loads(report.read_text())
+    assert got["timed_out"] is True and got["exit_code"] == -signal.SIGKILL, got
