@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError, RunnerError
+from .errors import ConfigError, Interrupted, RunnerError
 from .liveness import is_gone, this_process
 
 RUNNERS = ("host", "docker")
@@ -90,13 +90,37 @@ def _reason(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
 
 
+def daemon_address() -> str:
+    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+
+
+def daemon_lost(client: Any, exc: BaseException, during: str) -> Interrupted | None:
+    """When a docker-py call failed because the daemon stopped answering (it was stopped or
+    restarted mid-run), the error that ends the run: every later step would fail alike, and
+    the run, marked interrupted, can be resumed. None when the daemon still answers (the
+    failure was this step's own)."""
+    from requests.exceptions import ConnectionError as Disconnected
+
+    # A ping alone is not enough: a daemon shutting down still answers on a kept-alive
+    # connection after it stopped taking new ones; a refused connection says it all.
+    if not isinstance(exc, Disconnected):
+        try:
+            client.ping()
+            return None
+        except Exception:  # noqa: BLE001 - whatever the connection raises, the daemon is gone
+            pass
+    return Interrupted(f"the Docker daemon at {daemon_address()} stopped answering "
+                       f"({_reason(exc)}) during {during}; start it again ('make setup' "
+                       f"starts dockerd)")
+
+
 def connect_docker() -> Any:
     """A docker-py client whose daemon answered a ping; RunnerError in one line otherwise."""
     import docker
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
-    where = os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+    where = daemon_address()
     try:
         client = docker.from_env(timeout=60)
         client.ping()

@@ -199,3 +199,55 @@ def test_the_exec_helper_kills_at_timeout_s_not_the_next_whole_second(tmp_path):
                     "0.3", "--", "sleep", "0.6"], timeout=30)
     got = json.loads(report.read_text())
     assert got["timed_out"] is True and got["exit_code"] == -signal.SIGKILL, got
+
+
+@pytest.fixture
+def own_daemon():
+    """A Docker daemon of this test's own (its own root, sockets, no network), so stopping it
+    disturbs no one else's containers; DOCKER_HOST for it, and its process."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="tm-dockerd-", dir="/tmp"))  # socket paths stay short
+    sock = f"unix://{root}/docker.sock"
+    daemon = subprocess.Popen(
+        ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+         "-H", sock, "--pidfile", str(root / "docker.pid"), "--bridge", "none",
+         "--iptables=false", "--ip-masq=false"],
+        stdout=(root / "log").open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    env = {**os.environ, "DOCKER_HOST": sock}
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run(["docker", "version"], env=env, capture_output=True).returncode:
+            assert daemon.poll() is None and time.monotonic() < deadline, (root / "log").read_text()
+            time.sleep(0.2)
+        yield env, daemon
+    finally:
+        if daemon.poll() is None:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+        subprocess.run(["umount", "-R", str(root)], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_daemon_stopped_mid_run_ends_the_run_in_one_line_keeping_what_was_measured(
+        tmp_path, own_daemon):
+    env, daemon = own_daemon
+    argv = [TIDEMARK, "run", *SMALL, "workload=fillrandom", "repetitions=3", "timeout_s=120",
+            "workload.params.num=500000", f"db={tmp_path / 'tidemark.duckdb'}",
+            f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    deadline = time.monotonic() + 300
+    while not list((tmp_path / "logs").glob("*/0002-*.stdout")):  # the 2nd container runs
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    daemon.terminate()  # dockerd stops: its containers are stopped with it
+    daemon.wait(timeout=60)
+    _, stderr = proc.communicate(timeout=120)
+    lines = stderr.strip().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1, stderr
+    assert f"the Docker daemon at {env['DOCKER_HOST']} stopped answering" in lines[0]
+    assert "make setup" in lines[0] and "marked interrupted" in lines[0]
+    assert query(tmp_path, "SELECT status FROM runs") == [("interrupted",)]
+    assert query(tmp_path, "SELECT seq, status FROM invocations") == [(1, "ok")]

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..commands import exit_code_from_status
 from ..container_image import EXEC_PATH, VALGRIND_ENV
-from ..docker_client import ContainerSpec, ImageRef, container_labels
+from ..docker_client import ContainerSpec, ImageRef, container_labels, daemon_lost
 from ..execute import parse_cpu_list, utc_now
 from ..plan import PHASE_CALLGRIND, Step
 from ..record import ProcessResult
@@ -97,11 +97,14 @@ def _wait(container: Any, limit_s: float) -> bool:
 
 def _remove(container: Any) -> None:
     from docker.errors import NotFound
+    from requests.exceptions import ConnectionError as Disconnected
 
     try:
         container.remove(force=True)  # running (Ctrl-C, SIGTERM): killed, then removed
     except NotFound:
         pass
+    except Disconnected:
+        pass  # the daemon went away: its label lets the next run remove it; keep what ran
 
 
 def _run(spec: ContainerSpec, image: ImageRef, command: list[str], options: dict[str, Any],
@@ -142,7 +145,13 @@ def run_in_container(ctx: RunContext, step: Step, argv: list[str], stem: Path) -
     report_file = stem.with_suffix(".exec.json")
     report_file.unlink(missing_ok=True)
     before, started_at, start = sample_cpus(), utc_now(), time.monotonic()
-    killed, state, log = _run(spec, image, command, options, ctx.plan.timeout_s + spec.grace_s)
+    try:
+        killed, state, log = _run(spec, image, command, options, ctx.plan.timeout_s + spec.grace_s)
+    except Exception as exc:  # noqa: BLE001 - the daemon's end stops the run; else the step's
+        lost = daemon_lost(spec.client, exc, f"step {step.seq} ({step.benchmark} {step.phase})")
+        if lost is not None:
+            raise lost from None
+        raise
     wall = time.monotonic() - start
     report = read_exec_report(report_file)
     timed_out = killed or bool(report.get("timed_out"))
