@@ -114,7 +114,7 @@ def daemon_lost(client: Any, exc: BaseException, during: str) -> Interrupted | N
                        f"starts dockerd)")
 
 
-def connect_docker() -> Any:
+def connect_docker(timeout_s: float = 60) -> Any:
     """A docker-py client whose daemon answered a ping; RunnerError in one line otherwise."""
     import docker
     from docker.errors import DockerException
@@ -122,7 +122,7 @@ def connect_docker() -> Any:
 
     where = daemon_address()
     try:
-        client = docker.from_env(timeout=60)
+        client = docker.from_env(timeout=timeout_s)
         client.ping()
     except (DockerException, RequestException, OSError) as exc:
         raise RunnerError(f"runner=docker: no Docker daemon answers at {where} ({_reason(exc)}); "
@@ -157,10 +157,11 @@ def remove_leftover_containers(client: Any) -> list[str]:
     return removed
 
 
-def reset_containers() -> list[str]:
-    """`tidemark machine reset`: leftover containers removed, or why there is nothing to do."""
+def reset_containers(timeout_s: float = 60) -> list[str]:
+    """Leftover containers removed (`tidemark machine reset`, and every host run before it
+    measures: a killed docker run's container runs on until its timeout); [] without a daemon."""
     try:
-        client = connect_docker()
+        client = connect_docker(timeout_s)
     except RunnerError:
         return []  # no daemon: no container of ours can be running either
     try:
