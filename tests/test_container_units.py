@@ -99,7 +99,8 @@ def test_options_pin_limit_and_mount_the_run_folders_at_their_host_paths(tmp_pat
     assert options["cpuset_cpus"] == "1" and options["network_mode"] == "none"
     assert options["mem_limit"] == options["memswap_limit"] == 256 << 20  # no swap beyond it
     logs = str(tmp_path / "results" / "logs" / "r1")  # relative to the working directory
-    assert options["volumes"][logs] == {"bind": logs, "mode": "rw"}
+    (mount,) = [m for m in options["mounts"] if m["Target"] == logs]
+    assert mount["Source"] == logs and mount["Type"] == "bind" and not mount["ReadOnly"]
     assert options["working_dir"] == str(tmp_path) and options["labels"]["tidemark"] == "r1"
     unpinned = container_options(_ctx(tmp_path, pin=()), _step(), SPEC, tmp_path)
     assert "cpuset_cpus" not in unpinned

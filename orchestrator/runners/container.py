@@ -45,11 +45,14 @@ def container_command(ctx: RunContext, step: Step, argv: list[str], stem: Path) 
 
 def container_options(ctx: RunContext, step: Step, spec: ContainerSpec, cwd: Path) -> dict[str, Any]:
     """docker-py `containers.create` keyword arguments of one step (pure)."""
-    mounts = {str(p): {"bind": str(p), "mode": "rw"}
-              for p in {(cwd / ctx.logs_dir).resolve(), (cwd / ctx.data_dir).resolve()}}
+    from docker.types import Mount
+
+    # Mounts field by field: docker's "HOST:TARGET:MODE" volume strings split a path on ':'.
+    folders = sorted({str((cwd / ctx.logs_dir).resolve()), str((cwd / ctx.data_dir).resolve())})
+    mounts = [Mount(target=folder, source=folder, type="bind") for folder in folders]
     env = {**ctx.run_env, **(VALGRIND_ENV if step.phase == PHASE_CALLGRIND else {})}
     options: dict[str, Any] = {"labels": container_labels(ctx.run_id), "network_mode": "none",
-                               "environment": env, "volumes": mounts, "working_dir": str(cwd)}
+                               "environment": env, "mounts": mounts, "working_dir": str(cwd)}
     if ctx.pin_cpus:
         options["cpuset_cpus"] = ",".join(str(c) for c in ctx.pin_cpus)
     if spec.memory_bytes:
