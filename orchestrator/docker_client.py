@@ -55,8 +55,10 @@ class ContainerSpec:
                 "images": {fmt: ref.record() for fmt, ref in self.images.items()}}
 
 
-def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str) -> None:
-    """Refuse a runner setting that cannot run, before anything is built (pure)."""
+def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str,
+                      cgroup_limits: dict[str, int] | None = None) -> None:
+    """Refuse a runner setting that cannot run, before anything is built (pure).
+    `cgroup_limits`: the machine profile's limits of the run's cgroup (machine.cgroup=true)."""
     if name not in RUNNERS:
         raise ConfigError(f"runner.name={name!r}; use runner=host or runner=docker")
     if name == "host":
@@ -71,6 +73,11 @@ def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str) 
         raise ConfigError(f"machine.shield={shield} moves host tasks into cpusets, and a "
                           f"container's processes are the daemon's, not Tidemark's: use "
                           f"machine.shield=none with runner=docker (its cpuset pins the engine)")
+    if cgroup_limits:
+        key, value = next(iter(cgroup_limits.items()))
+        raise ConfigError(f"machine.{key}={value} limits the run's cgroup, which a container "
+                          f"never joins (it has its own): with runner=docker set "
+                          f"machine.cgroup=false and the container's memory with runner.memory_mb")
 
 
 def _reason(exc: BaseException) -> str:

@@ -130,8 +130,10 @@ def connect_runner(conf: TidemarkConf, console: Console) -> Any | None:
     """runner=docker's daemon client (None for the host runner), refused in one line before
     anything is built; the containers of runs killed outright are removed first, whatever the
     runner (one would run on beside this run's measurements)."""
-    r = conf.runner
-    check_runner_conf(r.name, r.base, r.memory_mb, conf.machine.shield)
+    r, m = conf.runner, conf.machine
+    limits = {"cgroup_memory_mb": m.cgroup_memory_mb, "cgroup_cpu_quota_pct": m.cgroup_cpu_quota_pct}
+    check_runner_conf(r.name, r.base, r.memory_mb, m.shield,
+                      {k: v for k, v in limits.items() if v and m.cgroup})
     if r.name == "host":
         for line in reset_containers(timeout_s=5):  # best effort: no daemon, no container
             console.print(f"docker: {line}", markup=False)

@@ -40,6 +40,12 @@ def test_every_runner_option_composes(compose_conf):
     (("docker", "alpine", 4096, "none"), "runner.base='alpine'"),
     (("docker", "scratch", 2, "none"), "at least 6 MB"),
     (("docker", "scratch", 4096, "own"), "machine.shield=none"),
+    # The run's cgroup is the host runner's: a container never joins it, so its limits would
+    # silently not apply.
+    (("docker", "scratch", 4096, "none", {"cgroup_memory_mb": 64}),
+     "machine.cgroup_memory_mb=64"),
+    (("docker", "scratch", 4096, "none", {"cgroup_cpu_quota_pct": 50}),
+     "machine.cgroup_cpu_quota_pct=50"),
 ])
 def test_runner_settings_that_cannot_run_are_refused_in_one_line(args, fragment):
     with pytest.raises(ConfigError) as err:
