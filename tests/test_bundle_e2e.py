@@ -106,6 +106,17 @@ def test_same_bundle_twice_adds_nothing_and_merges_the_same_into_another_history
     assert "0 run(s) added" in ingest(copy, bundle).stdout and counts(copy) == before
 
 
+def test_ab_with_bundle_dir_is_refused_rather_than_writing_elsewhere(tmp_path):
+    """tidemark ab writes both sides into one history and makes no bundle: a bundle_dir given to
+    it (a fleet host's habit) would be ignored, the runs landing in a local DB nobody merges."""
+    proc = tidemark(tmp_path, "ab", "--", "engine=leveldb", "workload=fillseq",
+                    f"bundle_dir={tmp_path / 'bundles'}", f"db={tmp_path / 'tidemark.duckdb'}",
+                    check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "bundle_dir=" in lines[0], proc.stderr
+    assert not (tmp_path / "tidemark.duckdb").exists() and not (tmp_path / "bundles").exists()
+
+
 def test_a_bundle_merged_while_this_ingest_waited_for_the_file_adds_nothing(runs, tmp_path):
     """Two merge jobs racing on one history (a retried CI step): each checks the bundle, then
     merges it once it gets the file. The merge itself finds it merged by the other and adds
