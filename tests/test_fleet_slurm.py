@@ -147,6 +147,18 @@ def test_a_profile_no_node_serves_is_refused_before_anything_is_submitted(cluste
     assert "submitted job" not in proc.stdout and not (tmp_path / "tidemark.duckdb").exists()
 
 
+def test_a_shared_dir_that_is_not_a_folder_is_refused_before_anything_is_submitted(cluster,
+                                                                                  tmp_path):
+    env, _ = cluster
+    (tmp_path / "a-file").write_text("")
+    proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a",
+                    f"hydra.launcher.shared_dir={tmp_path / 'a-file'}", "engine=leveldb",
+                    "workload=readrandom", env=env, check=False)
+    line = _one_error_line(proc)
+    assert line.startswith(f"tidemark: error: hydra.launcher.shared_dir={tmp_path / 'a-file'}: ")
+    assert "Not a directory" in line and "submitted job" not in proc.stdout
+
+
 def test_a_job_that_fails_on_its_node_is_named_with_its_own_error(cluster, tmp_path):
     env, _ = cluster
     proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-b",
