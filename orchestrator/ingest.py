@@ -22,7 +22,7 @@ from rich.console import Console
 
 from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
                      seal_bundle, verify_files)
-from .errors import BundleError, IngestPartial, UserError
+from .errors import BundleError, ConfigError, IngestPartial, UserError
 from .liveness import is_gone
 from .store import Store, open_checked
 from .store.merge import BundleRow
@@ -71,6 +71,14 @@ def _place_logs(root: Path, history_logs: Path, run_ids: list[str]) -> None:
             shutil.copytree(source, dest)
 
 
+def _logs_folder(history_logs: Path) -> None:
+    try:
+        history_logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the logs folder {history_logs} ({exc.strerror}); pass "
+                        f"--logs a writable folder (default: logs/ beside --db)") from None
+
+
 def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
     """Merge one sealed bundle (all or nothing); raises BundleError naming the file and why.
     A bundle merged before is checked all the same: a changed copy of it is not that bundle."""
@@ -84,6 +92,7 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
     with tempfile.TemporaryDirectory(prefix="tidemark-ingest-") as tmp:
         copy = Path(tmp) / DB_FILE  # DuckDB may write into what it opens: never the bundle
         verify_files(manifest, copy)
+        _logs_folder(history_logs)  # before the rows that point into it are merged
         try:
             run_ids, added = store.merge_bundle(copy, row)
         except duckdb.Error as exc:
@@ -164,6 +173,8 @@ class Ingestor:
                 continue
             try:
                 done = ingest_bundle(self.store, root, self.history_logs)
+            except ConfigError:
+                raise  # not this bundle's fault: every other one would be refused alike
             except UserError as exc:
                 report.refused.append(str(exc))
                 self.seen.add(root)  # said once; a later ingest of the folder says it again

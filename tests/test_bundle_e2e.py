@@ -259,6 +259,18 @@ def test_a_folder_of_good_and_bad_bundles_merges_each_good_one_and_exits_4(runs,
     assert ingest(history, folder / "good").returncode == 0  # the good one alone: all good
 
 
+def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_merged(runs, tmp_path):
+    _, bundle = runs
+    (tmp_path / "a-file").write_text("")
+    history = tmp_path / "history" / "tidemark.duckdb"
+    proc = tidemark(tmp_path, "ingest", str(bundle), "--db", str(history), "--logs",
+                    str(tmp_path / "a-file" / "logs"), check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert f"{tmp_path / 'a-file' / 'logs'}" in lines[0] and "Not a directory" in lines[0]
+    assert counts(history)["runs"] == 0  # no rows whose logs are nowhere
+
+
 def test_a_tampered_copy_of_a_merged_bundle_is_refused_not_taken_as_known(runs, tmp_path):
     """The same manifest with a changed file is not the bundle that was merged: refused, and its
     logs are never placed in the history (not even where the history lost its own)."""
