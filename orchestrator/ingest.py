@@ -22,8 +22,9 @@ from rich.console import Console
 
 from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
                      seal_bundle, verify_files)
-from .errors import BundleError, ConfigError, IngestPartial, UserError
+from .errors import BundleError, ConfigError, IngestPartial, Interrupted, UserError
 from .liveness import is_gone
+from .signals import signals_interrupt
 from .store import Store, open_checked
 from .store.merge import BundleRow
 from .store.schema import LATEST_VERSION
@@ -173,7 +174,7 @@ class Ingestor:
                 continue
             try:
                 done = ingest_bundle(self.store, root, self.history_logs)
-            except ConfigError:
+            except (ConfigError, Interrupted):
                 raise  # not this bundle's fault: every other one would be refused alike
             except UserError as exc:
                 report.refused.append(str(exc))
@@ -190,6 +191,8 @@ class Ingestor:
         for root in roots:
             try:
                 runs = seal_unfinished(root)
+            except Interrupted:
+                raise
             except UserError as exc:
                 report.refused.append(str(exc))
                 continue
@@ -231,13 +234,17 @@ def ingest_command(argv: list[str], console: Console) -> None:
     if args.check and args.unfinished:
         parser.error("--check writes nothing, and --unfinished seals bundles: use one")
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
-    with tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
-        db = Path(scratch) / "check.duckdb" if args.check else args.db
-        ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
-        try:
-            report = ingestor.ingest(args.paths, say, args.unfinished)
-        finally:
-            ingestor.close()
+    try:
+        with signals_interrupt(), tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
+            db = Path(scratch) / "check.duckdb" if args.check else args.db
+            ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
+            try:
+                report = ingestor.ingest(args.paths, say, args.unfinished)
+            finally:
+                ingestor.close()
+    except (KeyboardInterrupt, Interrupted) as exc:
+        raise Interrupted(f"ingest interrupted ({exc or 'Ctrl-C'}); each bundle is merged whole or "
+                          f"not at all: run the same ingest again to finish") from None
     for root in report.unfinished:
         say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
             f"killed: then add --unfinished)")

@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -269,6 +270,29 @@ def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_merged(
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert f"{tmp_path / 'a-file' / 'logs'}" in lines[0] and "Not a directory" in lines[0]
     assert counts(history)["runs"] == 0  # no rows whose logs are nowhere
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_ingest_stopped_while_it_waits_ends_in_one_line(runs, tmp_path, sig):
+    """Ctrl-C (or a CI cancel's SIGTERM) during an ingest: one line, exit 130, each bundle
+    merged whole or not at all; here it waits for a history another process holds."""
+    _, bundle = runs
+    history = tmp_path / "tidemark.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect("
+                               f"{str(history)!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        proc = subprocess.Popen(run_argv(tmp_path, "ingest", str(bundle), "--db", str(history)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().startswith(f"waiting for results database {history}")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        holder.communicate("")
+    lines = err.strip().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1 and "interrupted" in lines[0], err
+    assert "run the same ingest again" in lines[0]
 
 
 def test_a_tampered_copy_of_a_merged_bundle_is_refused_not_taken_as_known(runs, tmp_path):
