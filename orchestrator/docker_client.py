@@ -56,7 +56,7 @@ class ContainerSpec:
 
 
 def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str,
-                      cgroup_limits: dict[str, int] | None = None) -> None:
+                      cgroup_limits: dict[str, int] | None = None, grace_s: float = 20.0) -> None:
     """Refuse a runner setting that cannot run, before anything is built (pure).
     `cgroup_limits`: the machine profile's limits of the run's cgroup (machine.cgroup=true)."""
     if name not in RUNNERS:
@@ -69,6 +69,9 @@ def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str,
     if memory_mb is not None and memory_mb < 6:
         raise ConfigError(f"runner.memory_mb={memory_mb}; Docker needs at least 6 MB "
                           f"(null for no limit)")
+    if grace_s < 0:
+        raise ConfigError(f"runner.grace_s={grace_s:g}; give the seconds a container may take "
+                          f"past timeout_s to start and stop (0 or more; default 20)")
     if shield != "none":
         raise ConfigError(f"machine.shield={shield} moves host tasks into cpusets, and a "
                           f"container's processes are the daemon's, not Tidemark's: use "

@@ -133,7 +133,7 @@ def connect_runner(conf: TidemarkConf, console: Console) -> Any | None:
     r, m = conf.runner, conf.machine
     limits = {"cgroup_memory_mb": m.cgroup_memory_mb, "cgroup_cpu_quota_pct": m.cgroup_cpu_quota_pct}
     check_runner_conf(r.name, r.base, r.memory_mb, m.shield,
-                      {k: v for k, v in limits.items() if v and m.cgroup})
+                      {k: v for k, v in limits.items() if v and m.cgroup}, r.grace_s)
     if r.name == "host":
         for line in reset_containers(timeout_s=5):  # best effort: no daemon, no container
             console.print(f"docker: {line}", markup=False)

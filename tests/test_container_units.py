@@ -46,6 +46,7 @@ def test_every_runner_option_composes(compose_conf):
      "machine.cgroup_memory_mb=64"),
     (("docker", "scratch", 4096, "none", {"cgroup_cpu_quota_pct": 50}),
      "machine.cgroup_cpu_quota_pct=50"),
+    (("docker", "scratch", 4096, "none", None, -1.0), "runner.grace_s=-1"),  # failed every step
 ])
 def test_runner_settings_that_cannot_run_are_refused_in_one_line(args, fragment):
     with pytest.raises(ConfigError) as err:
