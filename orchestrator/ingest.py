@@ -77,7 +77,7 @@ def _logs_folder(history_logs: Path) -> None:
         history_logs.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create the logs folder {history_logs} ({exc.strerror}); pass "
-                        f"--logs a writable folder (default: logs/ beside --db)") from None
+                          f"--logs a writable folder (default: logs/ beside --db)") from None
 
 
 def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
@@ -213,6 +213,22 @@ def _said(done: Ingested, checking: bool = False) -> str:
             else f"already in the history: {done.root} (run {runs}); nothing added")
 
 
+def _ingest_all(args: argparse.Namespace, say: Callable[[str], None]) -> IngestReport:
+    """The bundles of `args` into --db, or (--check) into a throwaway history; Ctrl-C and
+    SIGTERM end it in one line (the bundle being merged is rolled back)."""
+    try:
+        with signals_interrupt(), tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
+            db = Path(scratch) / "check.duckdb" if args.check else args.db
+            ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
+            try:
+                return ingestor.ingest(args.paths, say, args.unfinished)
+            finally:
+                ingestor.close()
+    except (KeyboardInterrupt, Interrupted) as exc:
+        raise Interrupted(f"ingest interrupted ({exc or 'Ctrl-C'}); each bundle is merged whole or "
+                          f"not at all: run the same ingest again to finish") from None
+
+
 def ingest_command(argv: list[str], console: Console) -> None:
     """`tidemark ingest BUNDLE_OR_FOLDER...` (thin wiring)."""
     parser = argparse.ArgumentParser(prog="tidemark ingest", description=(
@@ -234,17 +250,7 @@ def ingest_command(argv: list[str], console: Console) -> None:
     if args.check and args.unfinished:
         parser.error("--check writes nothing, and --unfinished seals bundles: use one")
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
-    try:
-        with signals_interrupt(), tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
-            db = Path(scratch) / "check.duckdb" if args.check else args.db
-            ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
-            try:
-                report = ingestor.ingest(args.paths, say, args.unfinished)
-            finally:
-                ingestor.close()
-    except (KeyboardInterrupt, Interrupted) as exc:
-        raise Interrupted(f"ingest interrupted ({exc or 'Ctrl-C'}); each bundle is merged whole or "
-                          f"not at all: run the same ingest again to finish") from None
+    report = _ingest_all(args, say)
     for root in report.unfinished:
         say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
             f"killed: then add --unfinished)")
