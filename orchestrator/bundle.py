@@ -14,17 +14,23 @@ A folder without a manifest is unfinished: its job is still running, or was kill
 Before anything is merged, every file is checked against the manifest and a file the manifest
 does not list is refused (a stray `run.duckdb.wal` would change what DuckDB reads); the
 manifest's own sha256 is the bundle's identity, which makes ingesting idempotent.
+
+A bundle comes from another host, so nothing it names may reach outside its folder: a manifest
+entry with `..` or an absolute path, a symbolic link anywhere in the folder, and a run id that is
+not a plain name (run ids become folder names under the history's logs) are refused before any
+file is read.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .errors import BundleError
@@ -34,6 +40,9 @@ DB_FILE = "run.duckdb"
 FORMAT = "tidemark-bundle"
 FORMAT_VERSION = 1
 _CHUNK = 1 << 20
+# A real manifest lists a few files per invocation: even a nightly suite's is under 1 MB.
+MAX_MANIFEST_BYTES = 64 << 20
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # what new_run_id (and ab's -a/-b) make
 
 
 @dataclass(frozen=True)
@@ -96,9 +105,18 @@ def _file_digest(path: Path, copy_to: Path | None = None) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def _bundle_files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and p.name != MANIFEST)
+def _bundle_files(root: Path) -> tuple[list[str], list[str]]:
+    """(regular files but the manifest, symbolic links), relative to root; links not followed."""
+    files, links = [], []
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = Path(folder) / name
+            relative = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                links.append(relative)
+            elif name in names and relative != MANIFEST:
+                files.append(relative)
+    return sorted(files), sorted(links)
 
 
 def seal_bundle(layout: BundleLayout, run_ids: list[str], build: dict[str, Any],
@@ -109,7 +127,7 @@ def seal_bundle(layout: BundleLayout, run_ids: list[str], build: dict[str, Any],
     for name, content in (("build.json", build), ("machine.json", facts)):
         (layout.root / name).write_text(json.dumps(content, indent=2, sort_keys=True, default=str))
     files = {}
-    for name in _bundle_files(layout.root):
+    for name in _bundle_files(layout.root)[0]:
         sha, size = _file_digest(layout.root / name)
         files[name] = {"sha256": sha, "bytes": size}
     manifest = {"format": FORMAT, "format_version": FORMAT_VERSION,
@@ -138,6 +156,11 @@ def read_manifest(root: Path) -> Manifest:
     if not path.is_file():
         raise _refuse(root, f"no {MANIFEST}: the bundle is unfinished (its job is still running "
                             f"or was killed before it ended)")
+    if path.is_symlink():
+        raise _refuse(root, f"{MANIFEST} is a symbolic link; a bundle holds plain files only")
+    if path.stat().st_size > MAX_MANIFEST_BYTES:
+        raise _refuse(root, f"{MANIFEST} is {path.stat().st_size >> 20} MB, more than any "
+                            f"bundle's ({MAX_MANIFEST_BYTES >> 20} MB): not a bundle manifest")
     raw = path.read_bytes()
     try:
         data = json.loads(raw)
@@ -151,7 +174,24 @@ def read_manifest(root: Path) -> Manifest:
         raise _refuse(root, f"{MANIFEST} lacks {', '.join(missing)}: truncated or damaged")
     if not isinstance(data["files"], dict) or DB_FILE not in data["files"]:
         raise _refuse(root, f"{MANIFEST} lists no {DB_FILE}")
+    _check_names(root, data)
     return Manifest(root, hashlib.sha256(raw).hexdigest(), data)
+
+
+def _check_names(root: Path, data: dict[str, Any]) -> None:
+    """Every file the manifest names is inside the bundle; every run id is a plain name."""
+    for name in data["files"]:
+        path = PurePosixPath(name)
+        if path.is_absolute() or ".." in path.parts or path.as_posix() != name:
+            raise _refuse(root, f"{MANIFEST} names {name!r}, outside the bundle (or not a plain "
+                                f"relative path)")
+    run_ids = data["run_ids"]
+    if not isinstance(run_ids, list) or not run_ids:
+        raise _refuse(root, f"{MANIFEST} names no run ids: truncated or damaged")
+    for run_id in run_ids:
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            raise _refuse(root, f"run id {run_id!r} is not a plain name (letters, digits, '.', "
+                                f"'_', '-'): not a run Tidemark wrote")
 
 
 def check_versions(manifest: Manifest, latest_schema: int) -> None:
@@ -170,7 +210,10 @@ def verify_files(manifest: Manifest, db_copy: Path) -> None:
     is hashed, so what is merged is exactly what was checked."""
     root = manifest.root
     listed: dict[str, Any] = manifest.data["files"]
-    unlisted = sorted(set(_bundle_files(root)) - set(listed))
+    files, links = _bundle_files(root)
+    if links:  # it could stand for any file on this host
+        raise _refuse(root, f"{links[0]} is a symbolic link; a bundle holds plain files only")
+    unlisted = sorted(set(files) - set(listed))
     if unlisted:
         raise _refuse(root, f"file {unlisted[0]} is not in {MANIFEST} (added after the bundle "
                             f"was sealed)")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .engine_versions import resolve_engine_version
-from .errors import FleetError, Interrupted
+from .errors import ConfigError, FleetError, Interrupted
 from .ingest import Ingestor, RunOutcome
 from .plan import make_plan
 from .schema import TidemarkConf
@@ -50,7 +50,15 @@ class Placement:
 def placement(conf: TidemarkConf, build_allowance_min: int,
               time_limit_min: int | None = None) -> Placement:
     """The job's constraint and time limit (pure). The limit is the most the plan can take:
-    every process at its timeout, plus the build; a fixed `time_limit_min` replaces it."""
+    every process at its timeout, plus the build; a fixed `time_limit_min` replaces it.
+    Refused when it would not bound the job: Slurm reads 0 as no limit, and wraps a negative."""
+    if time_limit_min is not None and time_limit_min < 1:
+        raise ConfigError(f"hydra.launcher.time_limit_min={time_limit_min} would not bound the "
+                          f"job (Slurm reads 0 as no limit); give minutes >= 1, or null to take "
+                          f"it from the plan")
+    if build_allowance_min < 0:
+        raise ConfigError(f"hydra.launcher.build_allowance_min={build_allowance_min}; give the "
+                          f"minutes a first build may take on a node (0 or more)")
     conf = dataclasses.replace(conf, engine=resolve_engine_version(conf.engine))
     if time_limit_min is None:
         steps = len(make_plan(conf).steps)
@@ -152,6 +160,12 @@ def collect(jobs: list[FleetJob], ingestor: Ingestor, bundles: Path, sweep_id: s
             if pending:
                 time.sleep(poll_s)
     except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; the {len(pending)} Slurm job(s) not yet ended go on: "
-                          f"merge their bundles later with 'tidemark ingest {bundles}'") from None
+        raise Interrupted(f"interrupted; {_recover(pending, bundles)}") from None
+    except FleetError as exc:  # the controller went away: the jobs run on without it
+        raise FleetError(f"{exc}; {_recover(pending, bundles)}") from None
     return failed
+
+
+def _recover(pending: list[FleetJob], bundles: Path) -> str:
+    return (f"the {len(pending)} Slurm job(s) not yet ended are still Slurm's: once they have "
+            f"ended, merge their bundles with 'tidemark ingest {bundles}'")

@@ -22,8 +22,9 @@ from rich.console import Console
 
 from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
                      seal_bundle, verify_files)
-from .errors import BundleError, UserError
+from .errors import BundleError, ConfigError, IngestPartial, Interrupted, UserError
 from .liveness import is_gone
+from .signals import signals_interrupt
 from .store import Store, open_checked
 from .store.merge import BundleRow
 from .store.schema import LATEST_VERSION
@@ -71,13 +72,18 @@ def _place_logs(root: Path, history_logs: Path, run_ids: list[str]) -> None:
             shutil.copytree(source, dest)
 
 
+def _logs_folder(history_logs: Path) -> None:
+    try:
+        history_logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the logs folder {history_logs} ({exc.strerror}); pass "
+                          f"--logs a writable folder (default: logs/ beside --db)") from None
+
+
 def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
-    """Merge one sealed bundle (all or nothing); raises BundleError naming the file and why."""
+    """Merge one sealed bundle (all or nothing); raises BundleError naming the file and why.
+    A bundle merged before is checked all the same: a changed copy of it is not that bundle."""
     manifest = read_manifest(root)
-    before = store.merged_bundle_runs(manifest.bundle_id)
-    if before is not None:
-        _place_logs(root, history_logs, before)
-        return Ingested(root, _run_outcomes(store, before), False)
     check_versions(manifest, LATEST_VERSION)
     row = BundleRow(bundle_id=manifest.bundle_id, source=str(root),
                     host=str(manifest.data.get("host", "")),
@@ -87,13 +93,14 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
     with tempfile.TemporaryDirectory(prefix="tidemark-ingest-") as tmp:
         copy = Path(tmp) / DB_FILE  # DuckDB may write into what it opens: never the bundle
         verify_files(manifest, copy)
+        _logs_folder(history_logs)  # before the rows that point into it are merged
         try:
-            run_ids = store.merge_bundle(copy, row)
+            run_ids, added = store.merge_bundle(copy, row)
         except duckdb.Error as exc:
             raise BundleError(f"bundle {root}: {DB_FILE} cannot be read "
                               f"({str(exc).splitlines()[0]}); nothing was written from it") from None
     _place_logs(root, history_logs, run_ids)
-    return Ingested(root, _run_outcomes(store, run_ids), True)
+    return Ingested(root, _run_outcomes(store, run_ids), added)
 
 
 def seal_unfinished(root: Path) -> list[str]:
@@ -130,8 +137,9 @@ def seal_unfinished(root: Path) -> list[str]:
 class Ingestor:
     """The one writer of a history that bundles are merged into, as they arrive."""
 
-    def __init__(self, db: Path, history_logs: Path | None = None):
+    def __init__(self, db: Path, history_logs: Path | None = None, checking: bool = False):
         self.db = db
+        self.checking = checking  # db is a throwaway history: say "checked", not "ingested"
         self.history_logs = history_logs or db.parent / "logs"
         # Checked and backed up before the first bundle, as a run does before it measures.
         self.store = open_checked(db)
@@ -166,13 +174,15 @@ class Ingestor:
                 continue
             try:
                 done = ingest_bundle(self.store, root, self.history_logs)
+            except (ConfigError, Interrupted):
+                raise  # not this bundle's fault: every other one would be refused alike
             except UserError as exc:
                 report.refused.append(str(exc))
                 self.seen.add(root)  # said once; a later ingest of the folder says it again
                 continue
             self.seen.add(root)
             report.ingested.append(done)
-            say(_said(done))
+            say(_said(done, self.checking))
         return report
 
     def _sealed_now(self, roots: list[Path], report: IngestReport,
@@ -181,6 +191,8 @@ class Ingestor:
         for root in roots:
             try:
                 runs = seal_unfinished(root)
+            except Interrupted:
+                raise
             except UserError as exc:
                 report.refused.append(str(exc))
                 continue
@@ -195,10 +207,26 @@ class Ingestor:
         self.store.close()
 
 
-def _said(done: Ingested) -> str:
+def _said(done: Ingested, checking: bool = False) -> str:
     runs = ", ".join(f"{r.run_id} ({r.status}, {r.invocations} invocations)" for r in done.runs)
-    return (f"ingested {done.root}: run {runs}" if done.added
+    return (f"{'checked' if checking else 'ingested'} {done.root}: run {runs}" if done.added
             else f"already in the history: {done.root} (run {runs}); nothing added")
+
+
+def _ingest_all(args: argparse.Namespace, say: Callable[[str], None]) -> IngestReport:
+    """The bundles of `args` into --db, or (--check) into a throwaway history; Ctrl-C and
+    SIGTERM end it in one line (the bundle being merged is rolled back)."""
+    try:
+        with signals_interrupt(), tempfile.TemporaryDirectory(prefix="tidemark-check-") as scratch:
+            db = Path(scratch) / "check.duckdb" if args.check else args.db
+            ingestor = Ingestor(db, Path(scratch) / "logs" if args.check else args.logs, args.check)
+            try:
+                return ingestor.ingest(args.paths, say, args.unfinished)
+            finally:
+                ingestor.close()
+    except (KeyboardInterrupt, Interrupted) as exc:
+        raise Interrupted(f"ingest interrupted ({exc or 'Ctrl-C'}); each bundle is merged whole or "
+                          f"not at all: run the same ingest again to finish") from None
 
 
 def ingest_command(argv: list[str], console: Console) -> None:
@@ -215,23 +243,26 @@ def ingest_command(argv: list[str], console: Console) -> None:
         "also merge bundles without a manifest (a job killed outright, e.g. its node died): "
         "what they committed is sealed and merged, their runs marked killed; only once their "
         "jobs have ended"))
+    parser.add_argument("--check", action="store_true", help=(
+        "check the bundles as ingest would (merged into a throwaway history) and write nothing: "
+        "e.g. before keeping them (scripts/history.sh save)"))
     args = parser.parse_args(argv)
+    if args.check and args.unfinished:
+        parser.error("--check writes nothing, and --unfinished seals bundles: use one")
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
-    ingestor = Ingestor(args.db, args.logs)
-    try:
-        report = ingestor.ingest(args.paths, say, args.unfinished)
-    finally:
-        ingestor.close()
+    report = _ingest_all(args, say)
     for root in report.unfinished:
         say(f"skipped {root}: unfinished (no manifest.json: its job is still running, or was "
             f"killed: then add --unfinished)")
     added = sum(len(done.runs) for done in report.ingested if done.added)
     known = sum(not done.added for done in report.ingested)
-    say(f"{added} run(s) added to {args.db}; {known} bundle(s) were in it already; "
-        f"{len(report.refused)} refused")
+    say(f"checked {len(report.ingested)} bundle(s), nothing written; {len(report.refused)} "
+        f"refused" if args.check else f"{added} run(s) added to {args.db}; {known} bundle(s) "
+        f"were in it already; {len(report.refused)} refused")
     if report.refused:
         for line in report.refused[1:]:
             say(f"refused: {line}")
         more = f" (and {len(report.refused) - 1} more refused, listed above)" \
             if len(report.refused) > 1 else ""
-        raise BundleError(report.refused[0] + more)
+        # Exit 4 when the others were merged (a CI job goes on to save and publish them).
+        raise (IngestPartial if report.ingested else BundleError)(report.refused[0] + more)

@@ -23,7 +23,7 @@ from .build import Build, build_engine
 from .cgroup import Cgroup, create_cgroup
 from .container_image import VALGRIND_BIN, ensure_image
 from .docker_client import (ContainerSpec, ImageRef, check_runner_conf, connect_docker,
-                            daemon_facts, remove_leftover_containers)
+                            daemon_facts, remove_leftover_containers, reset_containers)
 from .errors import ConfigError
 from .execute import parse_cpu_list
 from .harness_build import build_harness
@@ -128,10 +128,15 @@ def machine_shield(conf: TidemarkConf, pin: tuple[int, ...],
 
 def connect_runner(conf: TidemarkConf, console: Console) -> Any | None:
     """runner=docker's daemon client (None for the host runner), refused in one line before
-    anything is built; the containers of runs killed outright are removed first."""
-    r = conf.runner
-    check_runner_conf(r.name, r.base, r.memory_mb, conf.machine.shield)
+    anything is built; the containers of runs killed outright are removed first, whatever the
+    runner (one would run on beside this run's measurements)."""
+    r, m = conf.runner, conf.machine
+    limits = {"cgroup_memory_mb": m.cgroup_memory_mb, "cgroup_cpu_quota_pct": m.cgroup_cpu_quota_pct}
+    check_runner_conf(r.name, r.base, r.memory_mb, m.shield,
+                      {k: v for k, v in limits.items() if v and m.cgroup}, r.grace_s)
     if r.name == "host":
+        for line in reset_containers(timeout_s=5):  # best effort: no daemon, no container
+            console.print(f"docker: {line}", markup=False)
         return None
     if conf.callgrind and not VALGRIND_BIN.exists():
         raise ConfigError("callgrind=true with runner=docker copies valgrind into the image, and "

@@ -7,7 +7,12 @@
 #   scripts/history.sh restore DB           # fetch the branch, ingest every bundle into DB
 #   scripts/history.sh save FOLDER...       # add the bundles under FOLDER to the branch, push
 #
-# TIDEMARK_HISTORY_BRANCH names another branch; the branch's worktree is .history/.
+# Exit codes: 0 all good; 4 some bundles refused, each named, the others restored or saved (2
+# from restore when none could be: ingest's codes); 1 the branch could not be fetched or pushed. `save` keeps only
+# bundles that `tidemark ingest --check` accepts: one damaged bundle on the branch would make
+# every later restore fail. TIDEMARK_HISTORY_BRANCH names another branch; the branch's worktree
+# is .history/, made afresh from the remote branch by every command (a self-hosted runner keeps
+# its workspace between jobs, and its checkout step deletes .history/ but not git's record of it).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,34 +22,57 @@ TREE=$HERE/.history
 
 checkout() {
   cd "$HERE"
-  [ -d "$TREE" ] && return 0
-  if git fetch -q origin "$BRANCH" 2>/dev/null; then
-    git worktree add -q "$TREE" FETCH_HEAD
-  else  # the first run: an empty branch of its own
-    git worktree add -q --detach "$TREE"
-    (cd "$TREE" && git checkout -q --orphan "$BRANCH" && git rm -rqf . && mkdir -p bundles)
-  fi
+  if [ -d "$TREE" ]; then git worktree remove --force "$TREE" 2>/dev/null || rm -rf "$TREE"; fi
+  git worktree prune
+  local found=0
+  git ls-remote --exit-code origin "refs/heads/$BRANCH" >/dev/null || found=$?
+  case $found in
+    0) git fetch -q origin "$BRANCH" && git worktree add -q --detach "$TREE" FETCH_HEAD ;;
+    2) # The first run: an empty branch of its own.
+      git worktree add -q --detach "$TREE"
+      (cd "$TREE" && git checkout -q --orphan "$BRANCH" && git rm -rqf . && mkdir -p bundles) ;;
+    *) # Never an empty history in place of one that could not be reached.
+      echo "history: cannot read branch $BRANCH from origin (git ls-remote exit $found); check the" \
+        "remote and its credentials, then run this again" >&2
+      exit 1 ;;
+  esac
 }
 
 restore() {
+  local db
+  db=$(realpath -m "$1")
   checkout
   mkdir -p "$TREE/bundles"
   if [ -n "$(ls -A "$TREE/bundles")" ]; then
-    "$TIDEMARK" ingest "$TREE/bundles" --db "$1"
+    "$TIDEMARK" ingest "$TREE/bundles" --db "$db"
   else
     echo "history: branch $BRANCH has no bundles yet"
   fi
 }
 
 save() {
-  checkout
-  local folder
+  local folder bundle refused=0 list
+  list=$(mktemp)
   for folder in "$@"; do
-    # Each bundle keeps its own folder name (its run id): never overwritten, never merged twice.
-    find "$folder" -name manifest.json -printf '%h\n' | while read -r bundle; do
-      [ -e "$TREE/bundles/$(basename "$bundle")" ] || cp -r "$bundle" "$TREE/bundles/"
-    done
+    find "$(realpath "$folder")" -name manifest.json -printf '%h\n' >> "$list"
   done
+  checkout
+  # Each bundle keeps its own folder name (its run id): never overwritten, never merged twice.
+  while read -r bundle; do
+    [ -e "$TREE/bundles/$(basename "$bundle")" ] && continue
+    if "$TIDEMARK" ingest --check "$bundle" > /dev/null 2> "$list.err"; then
+      cp -r "$bundle" "$TREE/bundles/"
+    else
+      echo "history: not saving $bundle: $(tail -n 1 "$list.err")" >&2
+      refused=1
+    fi
+  done < "$list"
+  rm -f "$list" "$list.err"
+  push_saved
+  [ $refused -eq 0 ] || return 4
+}
+
+push_saved() {
   cd "$TREE"
   git add bundles
   if git diff --cached --quiet; then

@@ -4,16 +4,19 @@ tampered, truncated, unfinished or newer-schema bundle is refused in one line, n
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.e2e import run_argv, tidemark
+from tests.conftest import REPO
+from tests.e2e import TIDEMARK, run_argv, tidemark
 
 pytestmark = pytest.mark.engine
 RUN = ("run", "engine=leveldb", "workload=readrandom", "repetitions=2", "workload.params.num=2000")
@@ -104,6 +107,43 @@ def test_same_bundle_twice_adds_nothing_and_merges_the_same_into_another_history
     assert "0 run(s) added" in ingest(copy, bundle).stdout and counts(copy) == before
 
 
+def test_ab_with_bundle_dir_is_refused_rather_than_writing_elsewhere(tmp_path):
+    """tidemark ab writes both sides into one history and makes no bundle: a bundle_dir given to
+    it (a fleet host's habit) would be ignored, the runs landing in a local DB nobody merges."""
+    proc = tidemark(tmp_path, "ab", "--", "engine=leveldb", "workload=fillseq",
+                    f"bundle_dir={tmp_path / 'bundles'}", f"db={tmp_path / 'tidemark.duckdb'}",
+                    check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and "bundle_dir=" in lines[0], proc.stderr
+    assert not (tmp_path / "tidemark.duckdb").exists() and not (tmp_path / "bundles").exists()
+
+
+def test_a_bundle_merged_while_this_ingest_waited_for_the_file_adds_nothing(runs, tmp_path):
+    """Two merge jobs racing on one history (a retried CI step): each checks the bundle, then
+    merges it once it gets the file. The merge itself finds it merged by the other and adds
+    nothing, rather than refusing its run as coming from another source."""
+    from orchestrator.bundle import read_manifest, verify_files
+    from orchestrator.store import Store
+    from orchestrator.store.merge import BundleRow
+
+    _, bundle = runs
+    manifest = read_manifest(bundle)
+    row = BundleRow(manifest.bundle_id, str(bundle), "", None, manifest.schema_version,
+                    manifest.data, manifest.logs_prefix, str(tmp_path / "logs"))
+    copies = [tmp_path / f"copy{i}.duckdb" for i in range(2)]
+    for copy in copies:
+        verify_files(manifest, copy)
+    history = tmp_path / "tidemark.duckdb"
+    first, second = Store(history), Store(history)  # two writers, one file opened per call
+    try:
+        assert first.merge_bundle(copies[0], row) == (manifest.run_ids, True)
+        assert second.merge_bundle(copies[1], row) == (manifest.run_ids, False)
+    finally:
+        first.close()
+        second.close()
+    assert counts(history)["runs"] == 1 and counts(history)["bundles"] == 1
+
+
 def _damaged(bundle: Path, tmp_path: Path, damage) -> Path:
     copy = tmp_path / "damaged" / bundle.name
     shutil.copytree(bundle, copy)
@@ -122,6 +162,48 @@ def _newer_schema(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps({**manifest, "schema_version": 99}))
 
 
+def _reseal(root: Path, extra: dict[str, Path] = {}) -> None:
+    """Rewrite the manifest so it matches the bundle's files as they are now (and lists `extra`
+    names for the given files): what a crafted bundle would carry."""
+    import hashlib
+
+    manifest = json.loads((root / "manifest.json").read_text())
+    found = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+             if p.is_file() and p.name != "manifest.json"}
+    manifest["files"] = {name: {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                                "bytes": path.stat().st_size}
+                         for name, path in {**found, **extra}.items()}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _lists_a_file_outside(root: Path) -> None:
+    outside = root.parent / "outside.txt"  # a file beside the bundle, listed with its true sha
+    outside.write_text("not the bundle's\n")
+    _reseal(root, {"../outside.txt": outside})
+
+
+def _symlinked_logs(root: Path) -> None:
+    """The run's log folder is a link to a folder outside the bundle (same files in it)."""
+    (logs,) = (root / "logs").iterdir()
+    outside = root.parent / "outside-logs"
+    shutil.move(str(logs), outside)
+    logs.symlink_to(outside, target_is_directory=True)
+
+
+def _run_id_escaping_the_logs(root: Path) -> None:
+    """The run id (in the database and the manifest) climbs out of the history's logs folder."""
+    escape = "../../escaped-run"
+    con = duckdb.connect(str(root / "run.duckdb"))
+    for table in ("runs", "invocations", "aggregates"):
+        con.execute(f"UPDATE {table} SET run_id = ?", [escape])
+    con.close()
+    (logs,) = (root / "logs").iterdir()
+    shutil.move(str(logs), root / "logs" / escape)
+    _reseal(root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "manifest.json").write_text(json.dumps({**manifest, "run_ids": [escape]}))
+
+
 DAMAGE = {
     "tampered database": (lambda b: _flip_byte(b / "run.duckdb"),
                           "file run.duckdb does not match its sha256"),
@@ -133,6 +215,10 @@ DAMAGE = {
                    "file run.duckdb.wal is not in manifest.json"),
     "newer schema": (_newer_schema, "has schema v99, newer than this Tidemark's"),
     "unfinished": (lambda b: (b / "manifest.json").unlink(), "no manifest.json"),
+    # A bundle comes from another host: nothing it names may reach outside its folder.
+    "file outside the bundle": (_lists_a_file_outside, "names '../outside.txt', outside the bundle"),
+    "symlinked log folder": (_symlinked_logs, "is a symbolic link"),
+    "run id with a path": (_run_id_escaping_the_logs, "run id '../../escaped-run' is not a plain name"),
 }
 
 
@@ -151,6 +237,74 @@ def test_a_damaged_bundle_is_refused_in_one_line_and_nothing_is_written(runs, tm
     assert len(lines) == 1 and lines[0].startswith(f"tidemark: error: bundle {bad}: ")
     assert said in lines[0] and lines[0].endswith("nothing was written from it")
     assert {t: rows(history, t) for t in before} == before
+    assert not (history.parent / "logs").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged", "history"]  # nothing escaped
+
+
+def test_a_folder_of_good_and_bad_bundles_merges_each_good_one_and_exits_4(runs, tmp_path):
+    """A CI merge job's folder with one damaged bundle among good ones: every good one is
+    merged, every bad one named, and the exit code says partial (4), not "nothing merged" (2)."""
+    _, bundle = runs
+    folder = tmp_path / "incoming"
+    shutil.copytree(bundle, folder / "good")
+    for name in ("bad1", "bad2"):
+        shutil.copytree(bundle, folder / name)
+        _flip_byte(folder / name / "build.json")
+    history = tmp_path / "history" / "tidemark.duckdb"
+    proc = ingest(history, folder, check=False)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "1 run(s) added" in proc.stdout and "2 refused" in proc.stdout
+    said = proc.stdout + proc.stderr
+    assert f"bundle {folder / 'bad1'}: " in said and f"bundle {folder / 'bad2'}: " in said
+    assert counts(history)["runs"] == 1
+    assert ingest(history, folder / "good").returncode == 0  # the good one alone: all good
+
+
+def test_a_logs_folder_that_cannot_be_made_is_refused_before_anything_is_merged(runs, tmp_path):
+    _, bundle = runs
+    (tmp_path / "a-file").write_text("")
+    history = tmp_path / "history" / "tidemark.duckdb"
+    proc = tidemark(tmp_path, "ingest", str(bundle), "--db", str(history), "--logs",
+                    str(tmp_path / "a-file" / "logs"), check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert f"{tmp_path / 'a-file' / 'logs'}" in lines[0] and "Not a directory" in lines[0]
+    assert counts(history)["runs"] == 0  # no rows whose logs are nowhere
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_ingest_stopped_while_it_waits_ends_in_one_line(runs, tmp_path, sig):
+    """Ctrl-C (or a CI cancel's SIGTERM) during an ingest: one line, exit 130, each bundle
+    merged whole or not at all; here it waits for a history another process holds."""
+    _, bundle = runs
+    history = tmp_path / "tidemark.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect("
+                               f"{str(history)!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        proc = subprocess.Popen(run_argv(tmp_path, "ingest", str(bundle), "--db", str(history)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().startswith(f"waiting for results database {history}")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        holder.communicate("")
+    lines = err.strip().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1 and "interrupted" in lines[0], err
+    assert "run the same ingest again" in lines[0]
+
+
+def test_a_tampered_copy_of_a_merged_bundle_is_refused_not_taken_as_known(runs, tmp_path):
+    """The same manifest with a changed file is not the bundle that was merged: refused, and its
+    logs are never placed in the history (not even where the history lost its own)."""
+    _, bundle = runs
+    history = tmp_path / "history" / "tidemark.duckdb"
+    ingest(history, bundle)
+    shutil.rmtree(history.parent / "logs")
+    bad = _damaged(bundle, tmp_path, lambda b: _flip_byte(next((b / "logs").rglob("*.stdout"))))
+    proc = ingest(history, bad, check=False)
+    assert proc.returncode == 2 and "does not match its sha256" in proc.stderr, proc.stdout + proc.stderr
     assert not (history.parent / "logs").exists()
 
 
@@ -214,3 +368,59 @@ def test_a_bundle_run_ended_by_sigterm_is_sealed_with_what_it_measured(tmp_path)
                                   "invocations i USING (run_id) GROUP BY r.status").fetchall()
     con.close()
     assert status == "interrupted" and 2 <= kept < 30
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _history(clone: Path, *args: str) -> subprocess.CompletedProcess:
+    """scripts/history.sh of a clone (a copy of the script in a repository of its own)."""
+    env = {**os.environ, "TIDEMARK": TIDEMARK}
+    return subprocess.run(["bash", str(clone / "scripts" / "history.sh"), *args], cwd=clone,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_history_branch_round_trip_keeps_bad_bundles_out_and_never_restores_stale(runs, tmp_path):
+    """The CI history on a data branch of a local bare repository: save keeps a damaged bundle
+    off the branch (it would fail every later restore) and still saves the good ones; restore
+    always reads the branch as pushed (also in a workspace kept, or cleaned, between jobs); a
+    remote that cannot be read is an error, never an empty history."""
+    _, bundle = runs
+    origin, seed = tmp_path / "origin.git", tmp_path / "seed"
+    _git(tmp_path, "init", "-q", "--bare", str(origin))
+    (seed / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "history.sh", seed / "scripts")
+    _git(seed, "init", "-q")
+    _git(seed, "add", ".")
+    _git(seed, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "scripts")
+    _git(seed, "push", "-q", str(origin), "HEAD:refs/heads/main")
+    ci, analyst = tmp_path / "ci", tmp_path / "analyst"
+    for clone in (ci, analyst):
+        _git(tmp_path, "clone", "-q", "-b", "main", str(origin), str(clone))
+    incoming = tmp_path / "incoming"
+    shutil.copytree(bundle, incoming / bundle.name)
+    shutil.copytree(bundle, incoming / "damaged")
+    _flip_byte(incoming / "damaged" / "build.json")
+    saved = _history(ci, "save", str(incoming))
+    assert saved.returncode == 4 and f"not saving {incoming / 'damaged'}: " in saved.stderr, saved
+    db = tmp_path / "restored.duckdb"
+    assert _history(analyst, "restore", str(db)).returncode == 0
+    assert counts(db)["runs"] == 1
+    # Another night: a new bundle pushed from CI; the analyst's kept workspace sees it.
+    later = tmp_path / "later"
+    tidemark(tmp_path / "later-run", "run", "engine=leveldb", "workload=fillseq", "repetitions=1",
+             "workload.params.num=1000", f"bundle_dir={later}")
+    assert _history(ci, "save", str(later)).returncode == 0
+    assert _history(analyst, "restore", str(db)).returncode == 0
+    assert counts(db)["runs"] == 2
+    _git(analyst, "clean", "-qffdx")  # what a runner's checkout step does to .history/
+    fresh = tmp_path / "fresh.duckdb"
+    restored = _history(analyst, "restore", str(fresh))
+    assert restored.returncode == 0, restored.stderr
+    assert counts(fresh)["runs"] == 2
+    _git(analyst, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    lost = _history(analyst, "restore", str(tmp_path / "lost.duckdb"))
+    assert lost.returncode == 1 and "cannot read branch tidemark-history" in lost.stderr
+    assert not (tmp_path / "lost.duckdb").exists()

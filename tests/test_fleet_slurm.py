@@ -147,6 +147,18 @@ def test_a_profile_no_node_serves_is_refused_before_anything_is_submitted(cluste
     assert "submitted job" not in proc.stdout and not (tmp_path / "tidemark.duckdb").exists()
 
 
+def test_a_shared_dir_that_is_not_a_folder_is_refused_before_anything_is_submitted(cluster,
+                                                                                  tmp_path):
+    env, _ = cluster
+    (tmp_path / "a-file").write_text("")
+    proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a",
+                    f"hydra.launcher.shared_dir={tmp_path / 'a-file'}", "engine=leveldb",
+                    "workload=readrandom", env=env, check=False)
+    line = _one_error_line(proc)
+    assert line.startswith(f"tidemark: error: hydra.launcher.shared_dir={tmp_path / 'a-file'}: ")
+    assert "Not a directory" in line and "submitted job" not in proc.stdout
+
+
 def test_a_job_that_fails_on_its_node_is_named_with_its_own_error(cluster, tmp_path):
     env, _ = cluster
     proc = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-b",
@@ -158,3 +170,33 @@ def test_a_job_that_fails_on_its_node_is_named_with_its_own_error(cluster, tmp_p
     assert "'/nonexistent-engine' has no CMakeLists.txt" in line and "_log.err)" in line
     # The job's bundle folder never started a run: removed, nothing for ingest to trip on.
     assert not any((tmp_path / "fleet" / "bundles").rglob("run.duckdb"))
+
+
+def test_a_controller_lost_mid_sweep_says_how_to_recover_and_ingest_does(cluster, tmp_path):
+    """slurmctld stops while the submitter waits (a crash, a restart for a config change): the
+    submitter ends in one line naming the folder to ingest once the job has ended, and once the
+    controller is back and the job ran, that ingest merges it."""
+    env, _ = cluster
+    folder = Path(env["SLURM_CONF"]).parent
+    submitter = subprocess.Popen(
+        run_argv(tmp_path, "run", "-m", "hydra/launcher=fleet", "hydra.launcher.poll_s=0.5",
+                 "machine=fleet-a", "engine=leveldb", "workload=readrandom", "repetitions=1",
+                 "counters=false", "workload.params.num=1000"),
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL)
+    for line in submitter.stdout:
+        if line.startswith("submitted job 0 "):
+            break
+    os.kill(int((folder / "slurmctld.pid").read_text()), signal.SIGTERM)
+    _, err = submitter.communicate(timeout=120)
+    bundles = tmp_path / "fleet" / "bundles"
+    lines = err.strip().splitlines()
+    assert submitter.returncode == 2 and len(lines) == 1, err
+    assert "is slurmctld reachable" in lines[0] and f"tidemark ingest {bundles}" in lines[0]
+    port = next(line.split("=")[1] for line in (folder / "slurm.conf").read_text().splitlines()
+                if line.startswith("SlurmctldPort="))
+    subprocess.run(["bash", str(SCRIPT), "start", "--dir", str(folder), "--port", port],
+                   check=True, capture_output=True, timeout=300)
+    _wait_for_slurm_jobs(env)
+    recovered = tidemark(tmp_path, "ingest", str(bundles), "--db", str(tmp_path / "tidemark.duckdb"))
+    assert "1 run(s) added" in recovered.stdout, recovered.stdout

@@ -91,6 +91,12 @@ class FleetSlurmLauncher(SlurmLauncher):
         self.sweep = sweep_state.snapshot()
         shared = Path(str(self.fleet["shared_dir"])).absolute()
         bundles = shared / "bundles" / self.sweep["id"]
+        try:  # here, not as a job "Slurm refused" later
+            bundles.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FleetError(f"hydra.launcher.shared_dir={shared}: cannot create {bundles} "
+                             f"({exc.strerror}); give a folder every node mounts at the same "
+                             f"path") from None
         planned = [(first + i, list(o), fleet.placement(
             self._job_conf(list(o)), int(self.fleet["build_allowance_min"]),
             self.fleet["time_limit_min"])) for i, o in enumerate(job_overrides)]

@@ -329,14 +329,15 @@ class Store:
                          "AND status = 'running'", [_now(), run_id])
 
     @_session
-    def merged_bundle_runs(self, bundle_id: str) -> list[str] | None:
-        """The runs a bundle brought when it was merged before (ingest is idempotent); None."""
-        return already_merged(self.con, bundle_id)
-
-    @_session
-    def merge_bundle(self, copy: Path, bundle: BundleRow) -> list[str]:
-        """A checked bundle's runs, all in one transaction (orchestrator/store/merge.py).
-        `copy` is a private copy of the bundle's database: an older schema is migrated in it."""
+    def merge_bundle(self, copy: Path, bundle: BundleRow) -> tuple[list[str], bool]:
+        """A checked bundle's runs, all in one transaction (orchestrator/store/merge.py), and
+        whether they were added: a bundle merged before (here, or by another ingest while this
+        one waited for the file) adds nothing. The check and the merge share one session, which
+        holds the file. `copy` is a private copy of the bundle's database: an older schema is
+        migrated in it."""
+        before = already_merged(self.con, bundle.bundle_id)
+        if before is not None:
+            return before, False
         con = duckdb.connect(str(copy))
         try:
             found = schema_version(con)
@@ -347,7 +348,7 @@ class Store:
             migrate(con, copy)
         finally:
             con.close()
-        return merge_bundle(self.con, copy, bundle)
+        return merge_bundle(self.con, copy, bundle), True
 
     @_session
     def add_invocations_bulk(self, invocations: Sequence[Invocation]) -> None:
