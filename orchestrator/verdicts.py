@@ -17,7 +17,7 @@ from .analysis.noise import History
 from .analysis.partner import Partner, gate_partner
 from .analysis.stats import Thresholds
 from .analysis.targets import TargetResult, evaluate
-from .errors import SelectorError, UserError
+from .errors import NotComparableError, SelectorError, UserError
 from .gate import GateConf
 from .store import reads
 
@@ -28,6 +28,8 @@ def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
     """Compare two runs (ids) series by series; NotComparableError when nothing pairs."""
     _refuse_same(base_id, cand_id)
     samples = reads.load_samples_of_runs(con, [base_id, cand_id], metrics)
+    if not any(samples.values()):
+        _refuse_unmeasured(con, base_id, cand_id, metrics)
     keys = {s.series.series_key for s in samples.get(base_id, [])}
     history = reads.load_history(con, sorted(keys), metrics)
     return _report(con, base_id, cand_id, samples, history, metrics, thresholds, allow_different)
@@ -54,6 +56,17 @@ def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str
         except UserError as error:
             out[(base_id, cand_id)] = error
     return out
+
+
+def _refuse_unmeasured(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
+                       metrics: Sequence[str]) -> None:
+    """Neither run measured any of the metrics asked for: name them and what was measured
+    (otherwise the pairing would say the runs share no workload, which is not the problem)."""
+    measured = reads.measured_metric_names(con, [base_id, cand_id])
+    if measured:
+        raise NotComparableError(
+            f"metric {', '.join(map(repr, metrics))} was not measured in run {base_id} or "
+            f"{cand_id}; they measured: {', '.join(measured)}; pick one with --metric")
 
 
 def _refuse_same(base_id: str, cand_id: str) -> None:

@@ -129,6 +129,16 @@ _FAILED = f"""
     GROUP BY run_id, series_key"""
 
 
+_METRIC_NAMES = f"""
+    SELECT DISTINCT m.name FROM invocations i JOIN metrics m USING (invocation_id)
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[])) AND {_MEASURED_OK} ORDER BY m.name"""
+
+
+def measured_metric_names(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
+    """The metrics the measured repetitions of these runs have (what --metric may name)."""
+    return [name for (name,) in con.execute(_METRIC_NAMES, [list(run_ids)]).fetchall()]
+
+
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
     identity = dict(zip(SERIES_KEYS, values))
     identity["params"] = json.loads(identity["params"]) if identity["params"] else {}
