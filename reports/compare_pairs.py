@@ -128,7 +128,9 @@ def _rows(report: Report, points: Mapping[tuple[str, str], Mapping[str, Any]]) -
         base_point, cand_point = points.get((base_id, row.series_key)), points.get(
             (cand_id, row.series_key))
         shown = cand_point or base_point
-        yield {"label": row.label, "series": describe(shown) if shown is not None else row.label,
+        # The workload leads: rows of several workloads share engine, threads and params.
+        series = f"{shown['workload']} · {describe(shown)}" if shown is not None else row.label
+        yield {"label": row.label, "series": series,
                "series_key": row.series_key, "metric": row.metric,
                "base": _side(base_point, base_id, c.base_median, c.base_n),
                "cand": _side(cand_point, cand_id, c.cand_median, c.cand_n),

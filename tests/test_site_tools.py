@@ -80,7 +80,7 @@ def test_pair_payload_carries_the_core_verdict_and_links_both_runs() -> None:
     assert row["verdict"] == report.rows[0].comparison.verdict
     assert row["change"] == "-20.0%" and row["base"]["href"] == "runs/A.html#inv-0003"
     assert row["cand"]["href"] == "runs/B.html"  # no point to anchor to: the run page
-    assert row["series"].startswith("leveldb · 1 thr · warm")
+    assert row["series"].startswith("readrandom · leveldb · 1 thr · warm")
     assert "engine_version: 1 vs 2" in payload["named"]
     assert payload["command"] == "tidemark compare A B"
 
