@@ -18,7 +18,7 @@ from . import charts
 from .format import MISSING, Link, num
 from .machine_pages import machine_href
 from .workload_page import chart_series
-from .labels import Labeler
+from .labels import IMPORT_PREFIX, Labeler, machine_text
 from .pages import profile_of, run_href
 from .tables import Page, Section, Table, describe, group_key, linked, with_identity
 
@@ -29,23 +29,36 @@ def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """points + `machine`: the profile name and the fingerprint it measured on."""
     profiles = dict(zip(runs["run_id"], (profile_of(c) for c in runs["config"])))
     out = with_identity(points)
-    out["machine"] = [f"{profiles.get(r, 'unknown profile')} · {f[:8]}"
+    out["machine"] = [f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
+                      else f"{profiles.get(r, 'unknown profile')} · {f[:8]}"
                       for r, f in zip(out["run_id"], out["machine_fingerprint"])]
     return out
 
 
 def _side_by_side(frame: pd.DataFrame, machines: list[str], keys: list[str]) -> Table:
+    """One row per series, those measured on the most machines first (what a fleet view is
+    for), labelled by what differs between the rows (the section says what they share)."""
+    groups = sorted(frame.groupby(keys, sort=True, dropna=False),
+                    key=lambda g: -g[1]["machine"].nunique())
+    labeler = _labeler(frame, keys)
     rows = []
-    for _, series in frame.groupby(keys, sort=True, dropna=False):
+    for _, series in groups:
         latest = series.sort_values(["started_at", "run_id"]).groupby("machine").tail(1)
         by_machine = {p["machine"]: p for _, p in latest.iterrows()}
         runs = series.groupby("machine")["run_id"].nunique()
         cells = [linked(by_machine[m]["ops_median"], by_machine[m], "../") if m in by_machine
                  else None for m in machines]
         counts = " / ".join(str(int(runs.get(m, 0))) for m in machines)
-        rows.append([series.iloc[-1]["workload"], describe(series.iloc[-1]), *cells, counts])
+        rows.append([series.iloc[-1]["workload"], labeler.label(series.iloc[-1].drop("machine_fingerprint")),
+                     *cells, counts])
     return Table(("Workload", "Series", *machines, "Runs per machine"), rows,
                  (False, False, *[True] * len(machines), True))
+
+
+def _labeler(frame: pd.DataFrame, keys: list[str]) -> Labeler:
+    """Labels of the series (not of machines: a row spans them)."""
+    one_per_series = frame.drop_duplicates(keys).drop(columns=["machine_fingerprint"])
+    return Labeler.of(one_per_series.to_dict("records"))
 
 
 def _charts(frame: pd.DataFrame, keys: list[str]) -> list[Section]:
@@ -95,9 +108,11 @@ def fleet_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
     frame = with_machines(points[points["ops_median"].notna()], runs)
     machines = sorted(frame["machine"].unique())
     keys = group_key(frame, ("machine_fingerprint",))
+    shared = _labeler(frame, keys).shared
     sections = [Section("Machines", tables=[_machines_table(frame, runs)]),
                 Section("Same series on each machine",
-                        text=Markup("Median ops/s of the newest run per machine; a dash: not "
-                                    "measured there."),
+                        text=Markup("Median ops/s of the newest run per machine, series measured "
+                                    "on the most machines first; a dash: not measured there. "
+                                    "Every row: {}.").format(shared or MISSING),
                         tables=[_side_by_side(frame, machines, keys)])]
-    return Page("Fleet", intro, sections + _charts(frame, keys))
+    return Page("Fleet", intro, sections + _charts(frame, keys), wide=True)
