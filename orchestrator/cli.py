@@ -256,40 +256,6 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
-def import_command(argv: list[str]) -> None:
-    from .adapters.registry import IMPORT_FORMATS
-    from .importer import ImportMeta, check_date, read_import_file, store_import
-    from .jobsetup import tidemark_sha
-    from .store import Store
-
-    parser = argparse.ArgumentParser(prog="tidemark import",
-                                     description="Add an existing result file to history as one run.")
-    parser.add_argument("file", type=Path)
-    parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
-    parser.add_argument("--map", default="", help="json_map config (YAML)")
-    for option in ("machine", "engine", "engine-version", "label", "workload"):
-        parser.add_argument(f"--{option}", default="")
-    parser.add_argument("--date", default="", help="ISO 8601; default: the file's own date or now")
-    parser.add_argument("--threads", type=int, default=1, help="db_bench logs: --threads of the run")
-    parser.add_argument("--db", type=Path, default=Path("results/tidemark.duckdb"))
-    args = parser.parse_args(argv)
-    meta = ImportMeta(fmt=args.format, source_path=str(args.file), sha256="",
-                      machine=args.machine, engine=args.engine, engine_version=args.engine_version,
-                      date=check_date(args.date) if args.date else "", label=args.label,
-                      workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
-    batch = read_import_file(args.file, meta, args.map, args.threads)
-    store = Store(args.db)
-    try:
-        run_id, added = store_import(store, batch)
-    finally:
-        store.close()
-    if not added:
-        console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
-        return
-    console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
-                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)
-
-
 def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
     """One side of `tidemark ab`: the composed config as a dataclass and as a resolved dict."""
     from hydra import compose, initialize_config_dir
@@ -309,38 +275,19 @@ def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
         GlobalHydra.instance().clear()
 
 
-def machine_command(argv: list[str]) -> None:
-    from rich.table import Table
+def _delegate(module: str, name: str):  # type: ignore[no-untyped-def]
+    """A command whose body lives in a module of its own (imported when it runs)."""
+    def command(argv: list[str]) -> None:
+        import importlib
 
-    from . import shield, system_check
+        getattr(importlib.import_module(f".{module}", __package__), name)(argv, console)
+    return command
 
-    parser = argparse.ArgumentParser(prog="tidemark machine", description=(
-        "check: is this machine ready to benchmark (ok / not ok / not available here, with the "
-        "command that fixes it); tune: write the fixes that are plain kernel settings (saved "
-        "for reset); reset: put back what tune changed and remove a shield and containers left "
-        "by a killed run. Overrides pick the profile: tidemark machine check machine=ci-2core"))
-    parser.add_argument("action", choices=("check", "tune", "reset"))
-    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. machine=ci-2core")
-    args = parser.parse_args(argv)
-    conf, _ = compose_conf(args.overrides)
-    bench = tuple(conf.machine.pin_cpus)
-    if args.action == "tune":
-        for line in system_check.tune(bench) or ["nothing to tune"]:
-            console.print(line, markup=False)
-    elif args.action == "reset":
-        from .docker_client import reset_containers
 
-        removed = shield.remove_leftover_shields()
-        lines = system_check.reset() + [f"removed leftover shield {r}" for r in removed] + \
-            reset_containers()
-        for line in lines or ["nothing to reset"]:
-            console.print(line, markup=False)
-    table = Table("Item", "Status", "Value", "Fix")
-    for item in system_check.check(bench):
-        table.add_row(item.name, item.status, item.value, item.fix)
-    console.print(f"machine profile {conf.machine.name!r}, benchmark CPUs "
-                  f"{list(bench) or 'all (unpinned)'}", markup=False)
-    console.print(table)
+def _machine_command(argv: list[str]) -> None:
+    from .machine_cli import machine_command
+
+    machine_command(argv, compose_conf, console)
 
 
 def _stats_command(name: str):  # type: ignore[no-untyped-def]
@@ -354,29 +301,12 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
     return command
 
 
-def ingest_command(argv: list[str]) -> None:
-    from .ingest import ingest_command as run_ingest
-
-    run_ingest(argv, console)
-
-
-def db_command(argv: list[str]) -> None:
-    from .db_cli import db_command as run_db
-
-    run_db(argv, console)
-
-
-def _run_text_command(name: str):  # type: ignore[no-untyped-def]
-    def command(argv: list[str]) -> None:
-        from . import label_cli
-
-        getattr(label_cli, f"{name}_command")(argv, console)
-    return command
-
-
-COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": _run_text_command("label"), "note": _run_text_command("note"),
-            "db": db_command, "ingest": ingest_command, "machine": machine_command,
+COMMANDS = {"run": run_command, "site": site_command,
+            "import": _delegate("import_cli", "import_command"),
+            "label": _delegate("label_cli", "label_command"),
+            "note": _delegate("label_cli", "note_command"),
+            "db": _delegate("db_cli", "db_command"), "ingest": _delegate("ingest", "ingest_command"),
+            "machine": _machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
