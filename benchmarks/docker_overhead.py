@@ -36,6 +36,12 @@ _ROUNDS = """
       AND i.workload = ? ORDER BY i.repetition"""
 
 
+_NEWEST_JOB = """
+    SELECT p.run_a, p.run_b FROM ab_pairs p
+    WHERE p.run_a IN (SELECT run_id FROM invocations WHERE workload = ?)
+    ORDER BY p.created_at DESC LIMIT 1"""
+
+
 def run_job(db: Path, tmp: Path, workload: str, rounds: int, extra: list[str]) -> str:
     """One interleaved ab job of host against docker; tidemark ab's own summary lines."""
     argv = [TIDEMARK, "ab", "--a", "runner=host", "--b", "runner=docker", "--",
@@ -47,13 +53,19 @@ def run_job(db: Path, tmp: Path, workload: str, rounds: int, extra: list[str]) -
     return proc.stdout
 
 
-def compare_cells(out: str, workload: str) -> dict:
-    """The analysis core's row for the workload in tidemark ab's table: change, CI, p, verdict."""
-    for line in out.splitlines():
-        cells = [c.strip() for c in line.strip().strip("│").split("│")]
-        if len(cells) >= 10 and cells[0] == workload and cells[1] == "ops_per_sec":
-            return dict(zip(("change", "ci95", "p", "test", "threshold", "verdict"), cells[4:10]))
-    return {}
+def compare_cells(db: Path, workload: str) -> dict:
+    """The analysis core's verdict on the workload's newest ab job, as `tidemark compare
+    --format json` gives it (the job's two runs are analysed as the job measured them)."""
+    con = duckdb.connect(str(db), read_only=True)
+    run_a, run_b = con.execute(_NEWEST_JOB, [workload]).fetchone()
+    con.close()
+    proc = subprocess.run([TIDEMARK, "compare", run_a, run_b, "--db", str(db), "--format",
+                           "json"], capture_output=True, text=True, check=True)
+    row = next(r for r in json.loads(proc.stdout)["rows"] if r["metric"] == "ops_per_sec")
+    c = row["comparison"]
+    ci = "–" if c["ci_low"] is None else f"{(c['ci_low'] - 1) * 100:+.1f}% … {(c['ci_high'] - 1) * 100:+.1f}%"
+    return {"change": f"{c['change_pct']:+.1f}%", "ci95": ci, "p": c["p_value"], "test": c["test"],
+            "threshold": f"{c['threshold'] * 100:.1f}%", "verdict": c["verdict"]}
 
 
 def summarise(db: Path, workload: str) -> dict:
@@ -87,9 +99,9 @@ def main() -> None:
         tmp = Path(tmp_dir)
         db = tmp / "overhead.duckdb"
         for workload in args.workloads.split(","):
-            out = run_job(db, tmp, workload, args.rounds, [f"engine={args.engine}", *args.overrides])
+            run_job(db, tmp, workload, args.rounds, [f"engine={args.engine}", *args.overrides])
             row = summarise(db, workload)
-            row["compare"] = compare_cells(out, workload)
+            row["compare"] = compare_cells(db, workload)
             results.append(row)
     load = Path("/proc/loadavg").read_text().split()[0]
     report = {"measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

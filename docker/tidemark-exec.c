@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,7 +133,12 @@ int main(int argc, char **argv) {
     }
     if (pid < 0) { perror("tidemark-exec: fork"); return 125; }
     child = pid;
-    if (timeout_s > 0) alarm((unsigned)(timeout_s + 0.999));
+    if (timeout_s > 0) {  /* to the microsecond, as the host runner's timeout: not alarm(2)'s whole seconds */
+        struct itimerval limit = {{0, 0}, {(time_t)timeout_s,
+                                           (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)}};
+        if (limit.it_value.tv_sec == 0 && limit.it_value.tv_usec == 0) limit.it_value.tv_usec = 1;
+        setitimer(ITIMER_REAL, &limit, NULL);
+    }
     int status = 0;
     struct rusage usage;
     while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {}

@@ -201,6 +201,11 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     """Build both sides, run them as designed, store two linked runs; returns the ab record."""
     if (a.conf.db, a.conf.results_dir) != (b.conf.db, b.conf.results_dir):
         raise ConfigError("both sides must write one results DB; give db= and results_dir= after '--'")
+    given = next((s.conf.bundle_dir for s in (a, b) if s.conf.bundle_dir), "")
+    if given:  # else ignored: the runs would land in a DB no ingest ever merges
+        raise ConfigError(f"bundle_dir={given}: tidemark ab writes both sides into db= and makes "
+                          f"no bundle; drop bundle_dir, or run each side with tidemark run "
+                          f"bundle_dir=...")
     sides = [dataclasses.replace(s, conf=dataclasses.replace(
         s.conf, engine=resolve_engine_version(s.conf.engine))) for s in (a, b)]
     plans = {s.name: make_plan(s.conf) for s in sides}

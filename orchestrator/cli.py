@@ -13,6 +13,7 @@ from rich.console import Console
 from .errors import ConfigError, Interrupted, RunIncomplete, UserError
 from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
+from .sweep_state import JOB_ERRORS, RUN_OUTCOMES, SWEEP
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
@@ -152,16 +153,6 @@ def _job_target(job_num: int | None):  # type: ignore[no-untyped-def]
     return RunTarget(resume=run_id, sweep=sweep)
 
 
-# The `tidemark run -m` this process runs: its id and argv (recorded with each job's run), and
-# when it is resumed, {job number: (run id, status)} of the jobs that have a run already; or
-# {"resume_run": RUN} for one resumed run.
-SWEEP: dict = {}
-
-
-# (run id, status, failed invocations, invocations) of each run of this command that was not ok.
-RUN_OUTCOMES: list[tuple[str, str, int, int]] = []
-
-
 def _fail(exc: UserError) -> None:
     console.file.flush()
     print(f"tidemark: error: {exc}", file=sys.stderr)
@@ -173,14 +164,21 @@ def run_command(argv: list[str]) -> None:
     import secrets
 
     argv, resume = _split_resume(argv)
+    multirun = "-m" in argv or "--multirun" in argv
+    launcher = next((a for a in argv if a.startswith("hydra/launcher=")), "")
+    if launcher and not multirun and not resume:
+        raise ConfigError(f"{launcher} launches the jobs of a sweep; add -m (e.g. tidemark run "
+                          f"-m {launcher} machine=A,B ...), or drop it to run here")
     if resume:
         argv = _resume_argv(resume, argv)
-    elif "-m" in argv or "--multirun" in argv:
+    elif multirun:
         SWEEP.update(id=secrets.token_hex(4), argv=[a for a in argv if not a.startswith("-")])
     validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
     register_schemas()
     sys.argv = ["tidemark run", *argv]
     hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
+    if JOB_ERRORS:
+        raise JOB_ERRORS[0]
     if RUN_OUTCOMES:
         text = "; ".join(f"run {r} {s}: {f} of {n} invocations failed"
                          for r, s, f, n in RUN_OUTCOMES)
@@ -258,66 +256,6 @@ def site_command(argv: list[str]) -> None:
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
-def label_command(argv: list[str]) -> None:
-    from .store.reads import resolve_run
-    from .store import Store, connect
-
-    parser = argparse.ArgumentParser(prog="tidemark label", description=(
-        "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
-        "configured baseline (label=baseline in conf/gate/default.yaml). RUN is a run id or "
-        "selector: latest, latest~N, engine.version=7.8.3, label=X."))
-    parser.add_argument("run")
-    parser.add_argument("label", help="the new label; '' removes it")
-    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
-    args = parser.parse_args(argv)
-    con = connect(Path(args.db), read_only=True)
-    try:
-        run_id = resolve_run(con, args.run)
-    finally:
-        con.close()
-    store = Store(Path(args.db))
-    try:
-        previous = store.set_label(run_id, args.label)
-    finally:
-        store.close()
-    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
-                  markup=False)
-
-
-def import_command(argv: list[str]) -> None:
-    from .adapters.registry import IMPORT_FORMATS
-    from .importer import ImportMeta, check_date, read_import_file, store_import
-    from .jobsetup import tidemark_sha
-    from .store import Store
-
-    parser = argparse.ArgumentParser(prog="tidemark import",
-                                     description="Add an existing result file to history as one run.")
-    parser.add_argument("file", type=Path)
-    parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
-    parser.add_argument("--map", default="", help="json_map config (YAML)")
-    for option in ("machine", "engine", "engine-version", "label", "workload"):
-        parser.add_argument(f"--{option}", default="")
-    parser.add_argument("--date", default="", help="ISO 8601; default: the file's own date or now")
-    parser.add_argument("--threads", type=int, default=1, help="db_bench logs: --threads of the run")
-    parser.add_argument("--db", type=Path, default=Path("results/tidemark.duckdb"))
-    args = parser.parse_args(argv)
-    meta = ImportMeta(fmt=args.format, source_path=str(args.file), sha256="",
-                      machine=args.machine, engine=args.engine, engine_version=args.engine_version,
-                      date=check_date(args.date) if args.date else "", label=args.label,
-                      workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
-    batch = read_import_file(args.file, meta, args.map, args.threads)
-    store = Store(args.db)
-    try:
-        run_id, added = store_import(store, batch)
-    finally:
-        store.close()
-    if not added:
-        console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
-        return
-    console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
-                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)
-
-
 def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
     """One side of `tidemark ab`: the composed config as a dataclass and as a resolved dict."""
     from hydra import compose, initialize_config_dir
@@ -337,38 +275,19 @@ def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
         GlobalHydra.instance().clear()
 
 
-def machine_command(argv: list[str]) -> None:
-    from rich.table import Table
+def _delegate(module: str, name: str):  # type: ignore[no-untyped-def]
+    """A command whose body lives in a module of its own (imported when it runs)."""
+    def command(argv: list[str]) -> None:
+        import importlib
 
-    from . import shield, system_check
+        getattr(importlib.import_module(f".{module}", __package__), name)(argv, console)
+    return command
 
-    parser = argparse.ArgumentParser(prog="tidemark machine", description=(
-        "check: is this machine ready to benchmark (ok / not ok / not available here, with the "
-        "command that fixes it); tune: write the fixes that are plain kernel settings (saved "
-        "for reset); reset: put back what tune changed and remove a shield and containers left "
-        "by a killed run. Overrides pick the profile: tidemark machine check machine=ci-2core"))
-    parser.add_argument("action", choices=("check", "tune", "reset"))
-    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. machine=ci-2core")
-    args = parser.parse_args(argv)
-    conf, _ = compose_conf(args.overrides)
-    bench = tuple(conf.machine.pin_cpus)
-    if args.action == "tune":
-        for line in system_check.tune(bench) or ["nothing to tune"]:
-            console.print(line, markup=False)
-    elif args.action == "reset":
-        from .docker_client import reset_containers
 
-        removed = shield.remove_leftover_shields()
-        lines = system_check.reset() + [f"removed leftover shield {r}" for r in removed] + \
-            reset_containers()
-        for line in lines or ["nothing to reset"]:
-            console.print(line, markup=False)
-    table = Table("Item", "Status", "Value", "Fix")
-    for item in system_check.check(bench):
-        table.add_row(item.name, item.status, item.value, item.fix)
-    console.print(f"machine profile {conf.machine.name!r}, benchmark CPUs "
-                  f"{list(bench) or 'all (unpinned)'}", markup=False)
-    console.print(table)
+def _machine_command(argv: list[str]) -> None:
+    from .machine_cli import machine_command
+
+    machine_command(argv, compose_conf, console)
 
 
 def _stats_command(name: str):  # type: ignore[no-untyped-def]
@@ -382,14 +301,12 @@ def _stats_command(name: str):  # type: ignore[no-untyped-def]
     return command
 
 
-def db_command(argv: list[str]) -> None:
-    from .db_cli import db_command as run_db
-
-    run_db(argv, console)
-
-
-COMMANDS = {"run": run_command, "site": site_command, "import": import_command,
-            "label": label_command, "db": db_command, "machine": machine_command,
+COMMANDS = {"run": run_command, "site": site_command,
+            "import": _delegate("import_cli", "import_command"),
+            "label": _delegate("label_cli", "label_command"),
+            "note": _delegate("label_cli", "note_command"),
+            "db": _delegate("db_cli", "db_command"), "ingest": _delegate("ingest", "ingest_command"),
+            "machine": _machine_command,
             "compare": _stats_command("compare"), "gate": _stats_command("gate"),
             "ab": _stats_command("ab")}
 
@@ -402,8 +319,10 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark run --resume RUN [db=PATH]   finish an interrupted run (or its sweep)\n"
               f"  tidemark site [--db PATH] [--out DIR] [--baseline SELECTOR]\n"
               f"  tidemark label RUN LABEL          e.g. tidemark label latest baseline\n"
+              f"  tidemark note RUN TEXT            e.g. tidemark note latest \"new allocator\"\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
+              f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)

@@ -22,14 +22,14 @@ def num(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _ci(row: Row) -> str:
+def ci_text(row: Row) -> str:
     c = row.comparison
     if not math.isfinite(c.ci_low):
         return "–"
     return f"{(c.ci_low - 1) * 100:+.1f}% … {(c.ci_high - 1) * 100:+.1f}%"
 
 
-def _change(row: Row) -> str:
+def change_text(row: Row) -> str:
     c = row.comparison
     return f"{c.change_pct:+.1f}%" if math.isfinite(c.ratio) else "–"
 
@@ -59,8 +59,8 @@ def rich_table(report: Report) -> Table:
     for row in report.rows:
         c = row.comparison
         style = {SLOWER: "red", FASTER: "green"}.get(c.verdict, "")
-        table.add_row(row.label, row.metric, num(c.base_median), num(c.cand_median), _change(row),
-                      _ci(row), num(c.p_value), c.test, f"{row.comparison.threshold * 100:.1f}%",
+        table.add_row(row.label, row.metric, num(c.base_median), num(c.cand_median), change_text(row),
+                      ci_text(row), num(c.p_value), c.test, f"{row.comparison.threshold * 100:.1f}%",
                       f"[{style}]{c.verdict}[/]" if style else c.verdict)
     return table
 
@@ -91,7 +91,7 @@ def markdown(report: Report, link_prefix: str = "runs/") -> str:
         c = row.comparison
         out.append(f"| {row.label} | {row.metric} | [{num(c.base_median)}]({link_prefix}{base_id}.md) "
                    f"(n={c.base_n}) | [{num(c.cand_median)}]({link_prefix}{cand_id}.md) (n={c.cand_n}) "
-                   f"| {_change(row)} | {_ci(row)} | {num(c.p_value)} | {c.test} | {c.threshold * 100:.1f}% "
+                   f"| {change_text(row)} | {ci_text(row)} | {num(c.p_value)} | {c.test} | {c.threshold * 100:.1f}% "
                    f"| {MARK.get(c.verdict, c.verdict)} |")
     extra = footer_lines(report)
     if extra:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError, RunnerError
+from .errors import ConfigError, Interrupted, RunnerError
 from .liveness import is_gone, this_process
 
 RUNNERS = ("host", "docker")
@@ -55,8 +55,10 @@ class ContainerSpec:
                 "images": {fmt: ref.record() for fmt, ref in self.images.items()}}
 
 
-def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str) -> None:
-    """Refuse a runner setting that cannot run, before anything is built (pure)."""
+def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str,
+                      cgroup_limits: dict[str, int] | None = None, grace_s: float = 20.0) -> None:
+    """Refuse a runner setting that cannot run, before anything is built (pure).
+    `cgroup_limits`: the machine profile's limits of the run's cgroup (machine.cgroup=true)."""
     if name not in RUNNERS:
         raise ConfigError(f"runner.name={name!r}; use runner=host or runner=docker")
     if name == "host":
@@ -67,10 +69,18 @@ def check_runner_conf(name: str, base: str, memory_mb: int | None, shield: str) 
     if memory_mb is not None and memory_mb < 6:
         raise ConfigError(f"runner.memory_mb={memory_mb}; Docker needs at least 6 MB "
                           f"(null for no limit)")
+    if grace_s < 0:
+        raise ConfigError(f"runner.grace_s={grace_s:g}; give the seconds a container may take "
+                          f"past timeout_s to start and stop (0 or more; default 20)")
     if shield != "none":
         raise ConfigError(f"machine.shield={shield} moves host tasks into cpusets, and a "
                           f"container's processes are the daemon's, not Tidemark's: use "
                           f"machine.shield=none with runner=docker (its cpuset pins the engine)")
+    if cgroup_limits:
+        key, value = next(iter(cgroup_limits.items()))
+        raise ConfigError(f"machine.{key}={value} limits the run's cgroup, which a container "
+                          f"never joins (it has its own): with runner=docker set "
+                          f"machine.cgroup=false and the container's memory with runner.memory_mb")
 
 
 def _reason(exc: BaseException) -> str:
@@ -90,15 +100,39 @@ def _reason(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
 
 
-def connect_docker() -> Any:
+def daemon_address() -> str:
+    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+
+
+def daemon_lost(client: Any, exc: BaseException, during: str) -> Interrupted | None:
+    """When a docker-py call failed because the daemon stopped answering (it was stopped or
+    restarted mid-run), the error that ends the run: every later step would fail alike, and
+    the run, marked interrupted, can be resumed. None when the daemon still answers (the
+    failure was this step's own)."""
+    from requests.exceptions import ConnectionError as Disconnected
+
+    # A ping alone is not enough: a daemon shutting down still answers on a kept-alive
+    # connection after it stopped taking new ones; a refused connection says it all.
+    if not isinstance(exc, Disconnected):
+        try:
+            client.ping()
+            return None
+        except Exception:  # noqa: BLE001 - whatever the connection raises, the daemon is gone
+            pass
+    return Interrupted(f"the Docker daemon at {daemon_address()} stopped answering "
+                       f"({_reason(exc)}) during {during}; start it again ('make setup' "
+                       f"starts dockerd)")
+
+
+def connect_docker(timeout_s: float = 60) -> Any:
     """A docker-py client whose daemon answered a ping; RunnerError in one line otherwise."""
     import docker
     from docker.errors import DockerException
     from requests.exceptions import RequestException
 
-    where = os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+    where = daemon_address()
     try:
-        client = docker.from_env(timeout=60)
+        client = docker.from_env(timeout=timeout_s)
         client.ping()
     except (DockerException, RequestException, OSError) as exc:
         raise RunnerError(f"runner=docker: no Docker daemon answers at {where} ({_reason(exc)}); "
@@ -133,10 +167,11 @@ def remove_leftover_containers(client: Any) -> list[str]:
     return removed
 
 
-def reset_containers() -> list[str]:
-    """`tidemark machine reset`: leftover containers removed, or why there is nothing to do."""
+def reset_containers(timeout_s: float = 60) -> list[str]:
+    """Leftover containers removed (`tidemark machine reset`, and every host run before it
+    measures: a killed docker run's container runs on until its timeout); [] without a daemon."""
     try:
-        client = connect_docker()
+        client = connect_docker(timeout_s)
     except RunnerError:
         return []  # no daemon: no container of ours can be running either
     try:

@@ -29,6 +29,20 @@ class EngineOutputError(UserError):
     """Engine output did not parse; the invocation becomes a failed record, never a crash."""
 
 
+class BundleError(UserError):
+    """A run bundle is damaged, tampered with, unfinished or from a newer Tidemark: refused whole."""
+
+
+class IngestPartial(BundleError):
+    """Some bundles were merged and others refused: exit 4, as a partial run."""
+
+    exit_code = 4
+
+
+class FleetError(UserError):
+    """A fleet sweep could not be submitted, or a job of it ended without a bundle."""
+
+
 class SelectorError(UserError):
     """A run selector is malformed or matches no run."""
 

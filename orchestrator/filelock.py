@@ -23,8 +23,8 @@ def held(path: Path, what: str, say: Callable[[str], None]) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            say(f"waiting for {what} (held by pid {holder})")
+            pid = handle.read().strip()  # empty in the instant before the holder writes it
+            say(f"waiting for {what} (held by {f'pid {pid}' if pid else 'another process'})")
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         handle.truncate()

@@ -14,20 +14,25 @@ from . import machine
 from .cgroup import remove_cgroup
 from .engine_versions import resolve_engine_version
 from .errors import ConfigError, Interrupted
+from .bundle import BundleLayout, discard_bundle, new_bundle, seal_bundle
+from .build import Build
 from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
                        create_run_cgroup, machine_shield, new_run_id, open_results_store,
-                       pin_orchestrator, planted_for, remove_run_data, run_context, run_record)
+                       pin_orchestrator, planted_for, remove_run_data, run_context, run_record,
+                       tidemark_sha)
 from .liveness import this_process
 from .plan import RunPlan, make_plan
 from .progress import RunProgress, summary_table
 from .record import STATUS_OK, Invocation
 from .resume import (check_resumable, check_same_measurement, config_differences, resume_entry,
                      resume_plan, resume_text)
+from .runners.context import RunContext
 from .runners.interference import rejected_attempt
 from .runners.loop import run_steps
 from .schema import TidemarkConf
 from .store import Store
+from .store.schema import LATEST_VERSION
 from .store.resume_reads import StoredRun, stored_invocations, stored_run
 
 
@@ -68,7 +73,43 @@ def _resumed(plan: RunPlan, prior: StoredRun, invocations: list, build_id: str,
 
 def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             console: Console, target: RunTarget = RunTarget()) -> tuple[str, list[Invocation]]:
-    """Run one job; every invocation is in the store when this returns or raises."""
+    """Run one job; every invocation is in the store (or the bundle) when this returns or raises."""
+    run_id = new_run_id()
+    if not conf.bundle_dir:
+        return _run_job(conf, overrides, config, console, target, run_id, None)
+    if target.resume:
+        raise ConfigError("--resume finishes a run in the history; a run written as a bundle "
+                          "(bundle_dir=...) cannot be resumed: run it again")
+    bundle = BundleSeal(new_bundle(Path(conf.bundle_dir).expanduser(), run_id))
+    conf = dataclasses.replace(conf, results_dir=str(bundle.layout.root),
+                               db=str(bundle.layout.db))
+    try:
+        return _run_job(conf, overrides, config, console, target, run_id, bundle)
+    finally:
+        bundle.close(run_id, console)
+
+
+class BundleSeal:
+    """A bundle run's folder: sealed when the run ends however it ends, once it has started
+    (its rows are in the bundle's database); removed when it never started."""
+
+    def __init__(self, layout: BundleLayout):
+        self.layout = layout
+        self.started: tuple[Build, dict[str, Any]] | None = None
+
+    def close(self, run_id: str, console: Console) -> None:
+        if self.started is None:
+            discard_bundle(self.layout)
+            return
+        build, facts = self.started
+        seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
+                    tidemark_sha())
+        console.print(f"bundle {self.layout.root}: sealed; merge it with tidemark ingest "
+                      f"{self.layout.root}", markup=False, soft_wrap=True)
+
+
+def _run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any], console: Console,
+             target: RunTarget, run_id: str, bundle: BundleSeal | None) -> tuple[str, list[Invocation]]:
     conf = dataclasses.replace(conf, engine=resolve_engine_version(conf.engine))
     plan = make_plan(conf)
     facts = machine.capture_facts(Path(conf.data_dir).expanduser())
@@ -84,7 +125,7 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     harness = build_harness_if_needed(conf, plan, build, console)
     build, container = container_runner(conf, docker, plan, build, harness, console)
     planted = planted_for(conf, build, pin, console=console)
-    run_id, resumed = new_run_id(), None
+    resumed = None
     if prior is not None:
         plan, resumed = _resumed(plan, prior[0], prior[1], build.build_id, facts["fingerprint"])
         run_id = prior[0].run_id
@@ -100,25 +141,11 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
             else:
                 record = {"machine_state": store.resume_run(run_id, this_process(), resumed)}
                 console.print(resume_text(resumed), markup=False, soft_wrap=True)
+            if bundle is not None:
+                bundle.started = (build, facts)
             ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
                               planted, shielded, container)
-            status = "interrupted"
-            try:
-                with RunProgress(console, len(plan.steps)) as progress:
-                    invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
-                status = outcome_status(invocations)
-            except (KeyboardInterrupt, Interrupted) as exc:
-                why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
-                raise Interrupted(f"{why}; run {run_id} is marked interrupted and the invocations "
-                                  f"finished so far are stored in {conf.db}") from None
-            except BaseException:
-                status = "failed"  # Tidemark itself crashed: said as such, never left `running`
-                raise
-            finally:
-                store.finish_run(run_id, status, {**record["machine_state"],
-                                                  "after": machine.capture_state()})
-                if not conf.keep_data:
-                    remove_run_data(ctx)
+            status, invocations = _measure(conf, ctx, plan, store, record, console)
         finally:
             store.close()
             if group:
@@ -126,6 +153,29 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     console.print(summary_table(invocations))
     console.print(f"run {run_id}: {status}; {len(invocations)} invocations in {conf.db}")
     return run_id, invocations
+
+
+def _measure(conf: TidemarkConf, ctx: RunContext, plan: RunPlan, store: Store,
+             record: dict[str, Any], console: Console) -> tuple[str, list[Invocation]]:
+    """The run loop over the plan's steps, and the run's end recorded however it ends."""
+    status = "interrupted"
+    try:
+        with RunProgress(console, len(plan.steps)) as progress:
+            invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
+        status = outcome_status(invocations)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
+        raise Interrupted(f"{why}; run {ctx.run_id} is marked interrupted and the invocations "
+                          f"finished so far are stored in {conf.db}") from None
+    except BaseException:
+        status = "failed"  # Tidemark itself crashed: said as such, never left `running`
+        raise
+    finally:
+        store.finish_run(ctx.run_id, status, {**record["machine_state"],
+                                              "after": machine.capture_state()})
+        if not conf.keep_data:
+            remove_run_data(ctx)
+    return status, invocations
 
 
 def outcome_status(invocations: list[Invocation]) -> str:

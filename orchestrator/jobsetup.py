@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -22,7 +23,7 @@ from .build import Build, build_engine
 from .cgroup import Cgroup, create_cgroup
 from .container_image import VALGRIND_BIN, ensure_image
 from .docker_client import (ContainerSpec, ImageRef, check_runner_conf, connect_docker,
-                            daemon_facts, remove_leftover_containers)
+                            daemon_facts, remove_leftover_containers, reset_containers)
 from .errors import ConfigError
 from .execute import parse_cpu_list
 from .harness_build import build_harness
@@ -34,8 +35,7 @@ from .runners.context import RunContext
 from .runners.interference import POLICIES, InterferencePolicy
 from .schema import TidemarkConf
 from .signals import signals_interrupt
-from .store import Store
-from .store.connection import backup
+from .store import Store, open_checked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,10 +128,15 @@ def machine_shield(conf: TidemarkConf, pin: tuple[int, ...],
 
 def connect_runner(conf: TidemarkConf, console: Console) -> Any | None:
     """runner=docker's daemon client (None for the host runner), refused in one line before
-    anything is built; the containers of runs killed outright are removed first."""
-    r = conf.runner
-    check_runner_conf(r.name, r.base, r.memory_mb, conf.machine.shield)
+    anything is built; the containers of runs killed outright are removed first, whatever the
+    runner (one would run on beside this run's measurements)."""
+    r, m = conf.runner, conf.machine
+    limits = {"cgroup_memory_mb": m.cgroup_memory_mb, "cgroup_cpu_quota_pct": m.cgroup_cpu_quota_pct}
+    check_runner_conf(r.name, r.base, r.memory_mb, m.shield,
+                      {k: v for k, v in limits.items() if v and m.cgroup}, r.grace_s)
     if r.name == "host":
+        for line in reset_containers(timeout_s=5):  # best effort: no daemon, no container
+            console.print(f"docker: {line}", markup=False)
         return None
     if conf.callgrind and not VALGRIND_BIN.exists():
         raise ConfigError("callgrind=true with runner=docker copies valgrind into the image, and "
@@ -234,6 +239,9 @@ def machine_state_before(conf: TidemarkConf, shielded: shield.Shield | None) -> 
                              "check": system_check.check_state(tuple(conf.machine.pin_cpus))}
     if shielded is not None:
         state["shield"] = shielded.report
+    placement = machine.scheduler_placement()
+    if placement is not None:
+        state["scheduler"] = placement
     return state
 
 
@@ -252,7 +260,8 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
     # A shield that could not be applied is said (the run is still what the hardware check says)
     said = [f"shield {shielded.report['mode']} not applied: {shielded.report['reason']}"] \
         if shielded is not None and shielded.cpusets is None else []
-    return {"run_id": run_id, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    # Microseconds, like finished_at: runs on one fleet node are checked for overlap in time.
+    return {"run_id": run_id, "started_at": datetime.now(timezone.utc).isoformat(),
             "status": "running", "engine": plan.engine, "engine_version": plan.engine_version,
             "build_variant": plan.build_variant, "build_id": build.build_id,
             "build_cached": build.cached, "machine_fingerprint": facts["fingerprint"],
@@ -260,7 +269,7 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
             "config": config, "overrides": overrides, "tidemark_sha": tidemark_sha(),
             "machine_state": state,
             "planned_invocations": len(plan.steps), "verified": not notes, "notes": notes + said,
-            "sweep": sweep, "runner": conf.runner.name}
+            "sweep": sweep, "runner": conf.runner.name, "note": conf.note.strip()}
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
@@ -293,10 +302,7 @@ def open_results_store(db: Path, data_dir: Path, lock_wait_s: float | None = Non
     """The run's store, opened before anything is built or measured: a locked DB is waited
     for or refused now (not after a 15-minute compile), a damaged one is refused before
     anything is written, and a copy of the good file is kept (tidemark db backups)."""
-    existed = db.exists()
-    store = Store(db, check=True, lock_wait_s=lock_wait_s)
-    if existed:
-        backup(db)
+    store = open_checked(db, lock_wait_s)
     for run_id in store.killed_runs:  # a killed run could not remove its data set
         shutil.rmtree(data_dir / run_id, ignore_errors=True)
     return store

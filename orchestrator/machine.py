@@ -120,3 +120,20 @@ def capture_state(root: Path = Path("/")) -> dict[str, Any]:
     return {"memory": mf.memory_state(mf.parse_meminfo(_read(root / "proc/meminfo"))),
             "loadavg": [round(load1, 2), round(load5, 2), round(load15, 2)],
             "busy_processes": busy_processes()}
+
+
+# Slurm's job environment: where the scheduler placed this job, as achieved (the profile asked
+# for is the run's machine.name; the node and job id are what the fleet checks and shows).
+SLURM_VARIABLES = {"job_id": "SLURM_JOB_ID", "node": "SLURMD_NODENAME",
+                   "nodes": "SLURM_JOB_NODELIST", "partition": "SLURM_JOB_PARTITION",
+                   "cluster": "SLURM_CLUSTER_NAME"}
+
+
+def scheduler_placement(environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The Slurm job this process runs in ({"scheduler": "slurm", node, job id, ...}); None
+    outside a scheduler's job."""
+    environ = dict(os.environ) if environ is None else environ
+    if "SLURM_JOB_ID" not in environ:
+        return None
+    return {"scheduler": "slurm", **{key: environ.get(name, "") for key, name in
+                                     SLURM_VARIABLES.items()}}

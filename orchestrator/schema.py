@@ -119,6 +119,10 @@ class WorkloadConf:
     targets: List[str] = field(default_factory=list)
     # Headroom over the observed baseline, metric → factor: {p99_us: 1.5} = at most 1.5 × baseline.
     bars: Dict[str, float] = field(default_factory=dict)
+    # Prose the site shows wherever this workload's numbers are (a known issue, how to read them).
+    notes: List[str] = field(default_factory=list)
+    # metric → why a target or bar on it is missed (a gap note), shown next to the miss.
+    gap_notes: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -192,11 +196,18 @@ class TidemarkConf:
     cache_dir: str = "~/.cache/tidemark"
     data_dir: str = "${cache_dir}/data"
     build_jobs: int = 2
+    # Write the run as a bundle, a new folder `<bundle_dir>/<run_id>/` (orchestrator/bundle.py),
+    # instead of into `db`: for a host that does not write the history itself (a fleet node, a
+    # CI matrix job); `tidemark ingest` merges it. Empty: the run writes `db`.
+    bundle_dir: str = ""
     keep_data: bool = False
     # How long a run waits for another process's hold on the results DB (an analyst's session,
     # a site build reading it) before it stops; readers only ever hold it briefly.
     db_lock_wait_s: float = 600.0
     label: str = ""  # free text shown with the run, e.g. "nightly" or a PR number
+    # A note about this run in plain words (what changed and why), shown beside its numbers on
+    # the site; `tidemark note RUN "text"` adds one afterwards.
+    note: str = ""
     counters: bool = True  # perf stat around each invocation, where perf exists
     # Opt-in: callgrind_repetitions extra invocations per point under callgrind on callgrind_ops
     # operations; their instruction counts do not move with machine noise.

@@ -11,12 +11,13 @@ from typing import Sequence
 
 import duckdb
 
-from .analysis.compare import Report, build_report
+from .analysis.compare import Report, SeriesSamples, build_report
 from .analysis.decide import GateResult, decide
+from .analysis.noise import History
 from .analysis.partner import Partner, gate_partner
 from .analysis.stats import Thresholds
 from .analysis.targets import TargetResult, evaluate
-from .errors import SelectorError, UserError
+from .errors import NotComparableError, SelectorError, UserError
 from .gate import GateConf
 from .store import reads
 
@@ -25,18 +26,63 @@ def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
                  metrics: Sequence[str], thresholds: Thresholds,
                  allow_different: bool = False) -> Report:
     """Compare two runs (ids) series by series; NotComparableError when nothing pairs."""
+    _refuse_same(base_id, cand_id)
+    samples = reads.load_samples_of_runs(con, [base_id, cand_id], metrics)
+    if not any(samples.values()):
+        _refuse_unmeasured(con, base_id, cand_id, metrics)
+    keys = {s.series.series_key for s in samples.get(base_id, [])}
+    history = reads.load_history(con, sorted(keys), metrics)
+    return _report(con, base_id, cand_id, samples, history, metrics, thresholds, allow_different)
+
+
+def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]],
+                  metrics: Sequence[str], thresholds: Thresholds
+                  ) -> dict[tuple[str, str], Report | UserError]:
+    """`compare_runs` of many (base, candidate) pairs, each run's samples and the history read
+    once: (base, cand) → its Report, or the error `tidemark compare` would print for it.
+
+    A series' noise reads only its own medians, so one history of every series gives each
+    pair what `compare_runs` reads for it alone."""
+    runs = sorted({run for pair in pairs for run in pair})
+    samples = reads.load_samples_of_runs(con, runs, metrics)
+    keys = {s.series.series_key for run in samples.values() for s in run}
+    history = reads.load_history(con, sorted(keys), metrics)
+    out: dict[tuple[str, str], Report | UserError] = {}
+    for base_id, cand_id in pairs:
+        try:
+            _refuse_same(base_id, cand_id)
+            out[(base_id, cand_id)] = _report(con, base_id, cand_id, samples, history, metrics,
+                                              thresholds, False)
+        except UserError as error:
+            out[(base_id, cand_id)] = error
+    return out
+
+
+def _refuse_unmeasured(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
+                       metrics: Sequence[str]) -> None:
+    """Neither run measured any of the metrics asked for: name them and what was measured
+    (otherwise the pairing would say the runs share no workload, which is not the problem)."""
+    measured = reads.measured_metric_names(con, [base_id, cand_id])
+    if measured:
+        raise NotComparableError(
+            f"metric {', '.join(map(repr, metrics))} was not measured in run {base_id} or "
+            f"{cand_id}; they measured: {', '.join(measured)}; pick one with --metric")
+
+
+def _refuse_same(base_id: str, cand_id: str) -> None:
     if base_id == cand_id:  # e.g. right after `tidemark label latest baseline`
         raise UserError(f"baseline and candidate are the same run {base_id}; pick another "
                         f"baseline or candidate")
-    base = reads.load_samples(con, base_id, metrics)
-    cand = reads.load_samples(con, cand_id, metrics)
-    keys = {s.series.series_key for s in base}
-    history = reads.load_history(con, sorted(keys), metrics)
+
+
+def _report(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
+            samples: dict[str, list[SeriesSamples]], history: History, metrics: Sequence[str],
+            thresholds: Thresholds, allow_different: bool) -> Report:
     # The two sides of one `tidemark ab` job are compared as their design measured them (paired
     # by round), wherever the question is asked: ab, compare, gate, the site.
-    return build_report(reads.run_facts(con, base_id), reads.run_facts(con, cand_id), base, cand,
-                        metrics, thresholds, history, allow_different,
-                        reads.ab_design(con, base_id, cand_id))
+    return build_report(reads.run_facts(con, base_id), reads.run_facts(con, cand_id),
+                        samples.get(base_id, []), samples.get(cand_id, []), metrics, thresholds,
+                        history, allow_different, reads.ab_design(con, base_id, cand_id))
 
 
 def resolve_baseline(con: duckdb.DuckDBPyConnection, selector: str) -> tuple[str | None, str]:

@@ -26,9 +26,12 @@ _MACHINES = """
     FROM machines m LEFT JOIN runs r ON r.machine_fingerprint = m.fingerprint
     GROUP BY ALL ORDER BY last_run_at DESC NULLS LAST"""
 
-# Residency and data-set size as measured right before each measured process.
+# Residency and data-set size as measured right before each measured process, per data set
+# (a 100k-key and a 1M-key database are not one row).
 _RESIDENCY = f"""
     SELECT r.machine_fingerprint AS fingerprint, i.workload, i.cache_state,
+           TRY_CAST(json_extract(i.params, '$.num') AS BIGINT) AS num,
+           TRY_CAST(json_extract(i.params, '$.value_size') AS BIGINT) AS value_size,
            count(*) AS n,
            count(*) FILTER (WHERE i.status = 'condition_not_met') AS n_not_met,
            median(TRY_CAST(json_extract(i.conditions, '$.residency_pct') AS DOUBLE))
@@ -44,7 +47,7 @@ _RESIDENCY = f"""
            arg_max(i.seq, r.started_at) AS last_seq
     FROM invocations i JOIN runs r USING (run_id)
     WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')}
-    GROUP BY ALL ORDER BY 1, 2, 3"""
+    GROUP BY ALL ORDER BY 1, 2, 4, 5, 3"""
 
 _WINDOWS = f"""
     WITH ts AS (
@@ -62,20 +65,22 @@ _WINDOWS = f"""
     WHERE i.phase = 'measured' AND i.status IN ('ok', 'condition_not_met')
     GROUP BY ALL ORDER BY r.started_at, i.run_id, i.seq, ts.window"""
 
-# Every interval of the newest run's first measured invocation of each series, for the chart.
+# Every interval of every measured repetition of each series' newest run that reported
+# intervals, for the chart (the sustained page shows all repetitions, not the first).
 _INTERVALS = """
-    WITH newest AS (
-        SELECT i.series_key, arg_max(i.invocation_id, r.started_at::VARCHAR || i.run_id
-                                     || lpad(CAST(100000 - i.seq AS VARCHAR), 6, '0')) AS iid
+    WITH reported AS (
+        SELECT i.invocation_id, i.run_id, i.seq, i.series_key, r.started_at
         FROM invocations i JOIN runs r USING (run_id)
         WHERE i.phase = 'measured' AND i.status IN ('ok', 'condition_not_met')
           AND i.invocation_id IN (SELECT DISTINCT invocation_id FROM timeseries
-                                  WHERE name = 'interval_qps')
-        GROUP BY i.series_key)
-    SELECT i.run_id, i.seq, i.series_key, t.t, t.value
-    FROM newest n JOIN invocations i ON i.invocation_id = n.iid
-    JOIN timeseries t ON t.invocation_id = n.iid AND t.name = 'interval_qps'
-    ORDER BY i.series_key, t.t"""
+                                  WHERE name = 'interval_qps')),
+    newest AS (
+        SELECT series_key, arg_max(run_id, started_at::VARCHAR || run_id) AS run_id
+        FROM reported GROUP BY series_key)
+    SELECT x.run_id, x.seq, x.series_key, t.t, t.value
+    FROM reported x JOIN newest n USING (series_key, run_id)
+    JOIN timeseries t ON t.invocation_id = x.invocation_id AND t.name = 'interval_qps'
+    ORDER BY x.series_key, x.seq, t.t"""
 
 
 def read_machines(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

@@ -3,13 +3,16 @@
 Figures are built as plain dicts: only the shared layout goes through plotly's validation, once
 per process (validating a template per chart, and every point of every trace, was most of the
 chart time on a long history). Names and hover text from the database are escaped here, because
-plotly renders some HTML in them.
+plotly renders some HTML in them. A point whose customdata ends with a run page's href opens
+that page when clicked (site/assets/tidemark.js): every number links to the run behind it.
 """
 from __future__ import annotations
 
 import copy
 import functools
 import html
+import math
+from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -19,21 +22,71 @@ COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c
 HOVER = ("%{customdata[0]}<br>%{customdata[1]}<br>%{x|%Y-%m-%d %H:%M}<br>"
          "median %{y:,.0f} ops/s<br>min–max %{customdata[2]}<extra></extra>")
 CONFIG = {"displaylogo": False, "responsive": True}
+PLOT_HEIGHT = 340  # px of plot area; the legend below it adds its own rows
+LEGEND_ROW = 22  # px per row of legend entries
+LEGEND_WIDTH = 1000  # px a legend row may use (the content column at 1,400 px, tables' width)
+MANY_POINTS = 150  # above this a line has no markers (a thousand markers hide the line)
 
 
 @functools.cache
 def _validated_layout(height: int) -> dict[str, Any]:
     figure = go.Figure()
     figure.update_layout(template="simple_white", height=height, hovermode="closest",
-                         margin=dict(l=60, r=20, t=20, b=60),
-                         legend=dict(orientation="h", yanchor="top", y=-0.22))
+                         margin=dict(l=70, r=20, t=20, b=60),
+                         legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
+                                     x=0, xanchor="left"))
     return figure.to_dict()["layout"]
 
 
-def _layout(x_axis: dict[str, Any], y_axis: dict[str, Any], height: int = 420) -> dict[str, Any]:
-    layout = copy.deepcopy(_validated_layout(height))
+def legend_rows(labels: list[str], width: int = LEGEND_WIDTH) -> int:
+    """How many rows a horizontal legend of these labels takes (about 7 px a character and 40
+    for the swatch), so the figure can grow by them instead of squeezing its plot."""
+    rows, used = 1, 0
+    for label in labels:
+        entry = 40 + 7 * len(label)
+        if used and used + entry > width:
+            rows, used = rows + 1, 0
+        used += entry
+    return rows if labels else 0
+
+
+def _layout(x_axis: dict[str, Any], y_axis: dict[str, Any],
+            legend: list[str] | None = None) -> dict[str, Any]:
+    """A plot area of PLOT_HEIGHT with room for the x title and the legend's rows below it."""
+    rows = legend_rows(legend or [])
+    bottom = 60 + (rows * LEGEND_ROW + 10 if rows else 0)
+    layout = copy.deepcopy(_validated_layout(PLOT_HEIGHT + 20 + bottom))
+    layout["margin"]["b"] = bottom
+    layout["showlegend"] = bool(rows)
     layout["xaxis"], layout["yaxis"] = x_axis, y_axis
     return layout
+
+
+def date_axis(x: list[str], title: str = "run start (UTC)") -> dict[str, Any]:
+    """A date axis that reads well for one run and for a thousand: a single instant gets a day
+    either side (plotly would zoom to milliseconds), and ticks are dates, never fractions."""
+    axis: dict[str, Any] = dict(title=dict(text=title), type="date", automargin=True)
+    moments = [datetime.fromisoformat(value) for value in x]
+    if not moments:
+        return axis
+    first, last = min(moments), max(moments)
+    if first == last:  # one instant: its day, with a day either side
+        axis.update(range=[(first - timedelta(days=1)).isoformat(),
+                           (first + timedelta(days=1)).isoformat()],
+                    dtick=86_400_000, tickformat="%Y-%m-%d")
+    elif last - first < timedelta(hours=1):  # minutes apart: some room either side
+        pad = max((last - first) / 5, timedelta(minutes=5))
+        axis["range"] = [(first - pad).isoformat(), (last + pad).isoformat()]
+    elif last - first > timedelta(days=45):  # a long history: the recent part a click away
+        # The buttons count back from the axis' end: it ends just after the newest run.
+        axis["range"] = [(first - (last - first) / 50).isoformat(),
+                         (last + timedelta(hours=12)).isoformat()]
+        axis["rangeselector"] = dict(buttons=[
+            dict(count=7, label="week", step="day", stepmode="backward"),
+            dict(count=1, label="month", step="month", stepmode="backward"),
+            dict(count=1, label="year", step="year", stepmode="backward"),
+            dict(label="all", step="all")])
+    return axis
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -60,35 +113,55 @@ def _fragment(traces: list[dict[str, Any]], layout: dict[str, Any], div_id: str)
     return _defer_until_loaded(fragment)
 
 
+def _custom(series: dict[str, Any]) -> list[list[str]]:
+    """Per point: run id, engine version, min–max, the run page's href (escaped once each)."""
+    escaped: dict[str, str] = {}
+
+    def once(text: str) -> str:
+        return escaped.get(text) or escaped.setdefault(text, html.escape(text))
+
+    return [[once(run_id), once(version), f"{low:,.0f}–{high:,.0f}", href]
+            for run_id, version, low, high, href in zip(
+                series["run_ids"], series["versions"], series["low"], series["high"],
+                series["hrefs"])]
+
+
 def _series_traces(series: dict[str, Any], color: str) -> list[dict[str, Any]]:
     """A min–max band (two traces, filled between) under the median line."""
     name = html.escape(series["label"])
     band = dict(type="scatter", x=series["x"], mode="lines", line=dict(width=0),
                 legendgroup=series["key"], showlegend=False, hoverinfo="skip")
-    escaped: dict[str, str] = {}  # run ids and versions repeat: escape each once
-    custom = [[escaped.get(run_id) or escaped.setdefault(run_id, html.escape(run_id)),
-               escaped.get(version) or escaped.setdefault(version, html.escape(version)),
-               f"{low:,.0f}–{high:,.0f}"]
-              for run_id, version, low, high in zip(series["run_ids"], series["versions"],
-                                                    series["low"], series["high"])]
+    mode = "lines" if len(series["x"]) > MANY_POINTS else "lines+markers"
     return [
         dict(y=series["high"], name=name + " max", **band),
         dict(y=series["low"], name=name + " min", fill="tonexty", fillcolor=_rgba(color, 0.18),
              **band),
-        dict(type="scatter", x=series["x"], y=series["median"], name=name, mode="lines+markers",
-             line=dict(color=color), legendgroup=series["key"], customdata=custom,
-             hovertemplate=HOVER),
+        dict(type="scatter", x=series["x"], y=series["median"], name=name, mode=mode,
+             line=dict(color=color), legendgroup=series["key"], customdata=_custom(series),
+             hovertemplate=HOVER, cliponaxis=False),
     ]
+
+
+def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
+    return dict(title=dict(text=title), rangemode="tozero", automargin=True)
 
 
 def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
     """Median ops/s per run (x = run date) with a min–max band over repetitions, as a div."""
     traces = [trace for index, series in enumerate(series_list)
               for trace in _series_traces(series, COLORS[index % len(COLORS)])]
-    layout = _layout(dict(title=dict(text="run start (UTC)")),
-                     dict(title=dict(text="ops/s (median of repetitions)"), rangemode="tozero"),
-                     height=460)
+    x = [value for series in series_list for value in series["x"]]
+    layout = _layout(date_axis(x), _ops_axis(), [s["label"] for s in series_list])
     return _fragment(traces, layout, div_id)
+
+
+def spark_chart(series: dict[str, Any], div_id: str, color: str = COLORS[0]) -> str:
+    """A small trend of one series for the dashboard: median ops/s per run with its band."""
+    x_axis = date_axis(series["x"], "")
+    x_axis.pop("rangeselector", None)  # no room for buttons on a small chart
+    layout = _layout(x_axis, _ops_axis("ops/s"))
+    layout.update(height=200, margin=dict(l=60, r=10, t=10, b=30))
+    return _fragment(_series_traces(series, color), layout, div_id)
 
 
 def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:
@@ -107,31 +180,44 @@ def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:
                 name=name + " linear", mode="lines", line=dict(color=color, dash="dot", width=1),
                 hoverinfo="skip"))
     layout = _layout(dict(title=dict(text="threads"), dtick=1),
-                     dict(title=dict(text="aggregate ops/s (median)"), rangemode="tozero"))
+                     _ops_axis("aggregate ops/s (median)"), [t["name"] for t in traces])
     return _fragment(traces, layout, div_id)
 
 
 def _line_chart(lines: list[dict[str, Any]], x: str, y: str, hover: str,
                 x_axis: dict[str, Any], y_axis: dict[str, Any], div_id: str) -> str:
-    """One line (with markers) per item, x and y from the item's `x` and `y` keys."""
+    """One line (with markers) per item, x and y from the item's `x` and `y` keys; an item may
+    set `width` and `dash` (a thin line per repetition under a bold median, say)."""
     traces = [dict(type="scatter", x=item[x], y=item[y], name=html.escape(item["label"]),
-                   mode="lines+markers", line=dict(color=COLORS[index % len(COLORS)]),
+                   mode=item.get("mode", "lines+markers"),
+                   line=dict(color=item.get("color") or COLORS[index % len(COLORS)],
+                             width=item.get("width", 2)),
                    hovertemplate=hover) for index, item in enumerate(lines)]
-    return _fragment(traces, _layout(x_axis, y_axis), div_id)
+    return _fragment(traces, _layout(x_axis, y_axis, [item["label"] for item in lines]), div_id)
 
 
 def drift_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
-    """Throughput per reporting interval over a sustained run, one line per invocation."""
+    """Throughput per reporting interval over a sustained run, one line per item."""
     return _line_chart(series_list, "t", "qps", "t=%{x:.0f} s<br>%{y:,.0f} ops/s<extra></extra>",
-                       dict(title=dict(text="seconds since start")),
-                       dict(title=dict(text="ops/s in the interval"), rangemode="tozero"), div_id)
+                       dict(title=dict(text="seconds since start (s)")),
+                       _ops_axis("ops/s in the interval"), div_id)
+
+
+def log_ticks(values: list[float]) -> dict[str, Any]:
+    """Ticks at the measured values of a log axis (plotly's own read '9, 100, 2 3 4 … 9')."""
+    shown = sorted({v for v in values if v and v > 0 and math.isfinite(v)})
+    return dict(tickvals=shown, ticktext=[f"{v:,.0f}" if v >= 1 else f"{v:g}" for v in shown])
 
 
 def sweep_chart(curves: list[dict[str, Any]], x_title: str, div_id: str) -> str:
-    """Throughput against a swept parameter on log-log axes (the slope is the exponent)."""
+    """Throughput against a swept parameter on log-log axes (the slope is the exponent);
+    `x_title` names the parameter and its unit."""
+    x_values = [v for curve in curves for v in curve["x"]]
     return _line_chart(curves, "x", "y", "%{x:,}<br>%{y:,.0f} ops/s<extra></extra>",
-                       dict(title=dict(text=html.escape(x_title) + " (log)"), type="log"),
-                       dict(title=dict(text="ops/s (median, log)"), type="log"), div_id)
+                       dict(title=dict(text=html.escape(x_title) + ", log scale"), type="log",
+                            **log_ticks(x_values)),
+                       dict(title=dict(text="ops/s (median), log scale"), type="log",
+                            automargin=True), div_id)
 
 
 def power_chart(lines: list[dict[str, Any]], div_id: str) -> str:

@@ -11,13 +11,12 @@ import pandas as pd
 from markupsafe import Markup
 
 from . import charts
-from .format import Link, is_missing, latency, num, slug
+from .caveats import caveat_warnings
+from .format import Link, date, escape_text, is_missing, latency, slug
+from .labels import CACHE_ORDER, Labeler
 from .pages import run_href
 from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
                      point_href, with_identity)
-
-CACHE_ORDER = {"cold": 0, "warm": 1, "hot": 2}
-
 
 def condition_cell(point: pd.Series, base: str) -> Link:
     """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""
@@ -31,8 +30,7 @@ def _cache_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
     group = group.assign(order=group["cache_state"].map(lambda c: CACHE_ORDER.get(c, 9)))
     rows = []
     for _, p in group.sort_values(["order", "cache_state"]).iterrows():
-        rows.append([describe(p, ("cache_state",)), p["cache_state"],
-                     Link(p["run_id"], run_href(p["run_id"], base)),
+        rows.append([p["cache_state"], Link(date(p["started_at"]), run_href(p["run_id"], base)),
                      linked(p["ops_ran_median"], p, base),
                      Link(latency(p["p50_ran_median"]), point_href(p, base)),
                      Link(latency(p["p99_ran_median"]), point_href(p, base)),
@@ -41,7 +39,8 @@ def _cache_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
 
 
 def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
-    """Per workload: the newest point of each cache state of each otherwise-equal series."""
+    """Per workload and data set: the newest point of each cache state of each otherwise-equal
+    series, one table per series (a 100k-key and a 1M-key data set are never one row)."""
     if points.empty:
         return []
     frame = with_identity(points)
@@ -49,30 +48,35 @@ def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
     latest = latest_per_group(frame, keys + ["cache_state"])
     sections = []
     for workload, mine in latest.groupby("workload", sort=True):
-        tables, warnings = [], []
-        for _, group in mine.groupby(keys, sort=False, dropna=False):
-            if group["cache_state"].nunique() < 2:
-                continue
-            tables.append(Table(("Series", "Cache", "Run", "ops/s", "p50 µs", "p99 µs",
-                                 "Residency %", "Condition met"), _cache_rows(group, base),
-                                (False, False, False, True, True, True, True, False)))
-            for _, p in group[group["n_not_met"] > 0].iterrows():
-                warnings.append(f"{describe(p)}: {int(p['n_not_met'])} measured invocation(s) of "
-                                f"run {p['run_id']} missed the {p['cache_state']} residency bound")
-        if tables:
-            sections.append(Section(workload, tables=tables, warnings=warnings,
-                                    anchor=slug(workload).lower()))
+        groups = [g for _, g in mine.groupby(keys, sort=False, dropna=False)
+                  if g["cache_state"].nunique() >= 2]
+        labeler = Labeler.of([g.iloc[0] for g in groups], drop=("workload", "cache_state"),
+                             always=("threads",))
+        for index, group in enumerate(sorted(groups, key=lambda g: labeler.label(g.iloc[0]))):
+            first = group.iloc[0]
+            warnings = [f"{int(p['n_not_met'])} measured invocation(s) of run {p['run_id']} missed "
+                        f"the {p['cache_state']} residency bound"
+                        for _, p in group[group["n_not_met"] > 0].iterrows()]
+            sections.append(Section(
+                f"{workload} · {labeler.label(first)}",
+                text=Markup("Every row: {}.").format(escape_text(labeler.shared or "–")),
+                tables=[Table(("Cache", "Run", "ops/s", "p50 µs", "p99 µs", "Residency %",
+                               "Condition met"), _cache_rows(group, base),
+                              (False, False, True, True, True, True, False))],
+                warnings=caveat_warnings(group) + warnings,
+                anchor=slug(workload).lower() if index == 0 else ""))
     return sections
 
 
 def cache_states_page(points: pd.DataFrame) -> Page:
     intro = Markup(
-        "The newest run of each cache state, for series that differ only in their cache state. "
+        "The newest run of each cache state, for series that differ only in their cache state, "
+        "one table per workload and data set. "
         "Figures are medians over the measured invocations that ran to the end; **Residency %** "
         "is the share of the data set's pages in the page cache right before the process "
         "started, and **Condition met** says how many of those invocations stayed within the "
         "state's bound (cold ≤ 5 %, warm and hot ≥ 95 %). See [methodology](methodology.md).")
-    return Page("Cache states", intro, cache_state_sections(points, ""),
+    return Page("Cache states", intro, cache_state_sections(points, ""), wide=True,
                 empty="No series was measured in more than one cache state yet.")
 
 
@@ -138,6 +142,7 @@ def scaling_page(points: pd.DataFrame) -> Page:
                                   for i, g in enumerate(groups)))
         chart = charts.scaling_chart([curve(g) for g in groups], f"scaling-{index}")
         sections.append(Section(workload, text=text, tables=tables, chart=chart,
+                                warnings=caveat_warnings(pd.concat(groups)),
                                 anchor=slug(workload).lower()))
     intro = Markup(
         "Threads sweeps from the newest run that measured several thread counts of a series. "

@@ -80,7 +80,7 @@ def matrix_page(configs: Configs, measured: set[str]) -> Page:
                    "Question it answers", "Suites"), rows, (False,) * 7)
     intro = Markup("Every workload in `conf/workload/`, from its `description` and `answers` fields. "
                    "A linked name has results on this site.")
-    return Page("Benchmark matrix", intro, [Section("Workloads", tables=[table])])
+    return Page("Benchmark matrix", intro, [Section("Workloads", tables=[table])], wide=True)
 
 
 def cache_rows(caches: dict[str, dict[str, Any]]) -> list[list[Any]]:

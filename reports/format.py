@@ -22,10 +22,12 @@ _MARKDOWN_SPECIALS = {"|": "&#124;", "*": "&#42;", "_": "&#95;", "`": "&#96;", "
 
 @dataclass(frozen=True)
 class Link:
-    """A table cell that links to the page (and anchor) that produced the value."""
+    """A table cell that links to the page (and anchor) that produced the value; `css` is a
+    class of site/assets/tidemark.css (a verdict's colour, see verdict_words)."""
 
     text: str
     href: str
+    css: str = ""
 
 
 def is_missing(value: Any) -> bool:
@@ -44,6 +46,15 @@ def num(value: Any, digits: int = 0) -> str:
     if is_missing(value):
         return MISSING
     return f"{float(value):,.{digits}f}"
+
+
+def value_text(value: Any) -> str:
+    """A value of any size and unit: whole numbers with separators from 100 up, else four
+    significant digits ('0.009988', '5.5'), never an exponent a reader must decode."""
+    if is_missing(value):
+        return MISSING
+    number = float(value)
+    return f"{number:,.0f}" if abs(number) >= 100 else f"{number:.4g}"
 
 
 def latency_digits(value: float) -> int:
@@ -72,7 +83,9 @@ def escape_text(value: Any) -> Markup:
 def cell(value: Any) -> Markup:
     """Jinja2 filter for a Markdown table cell: a Link becomes [text](href), all text escaped."""
     if isinstance(value, Link):
-        return Markup(f"[{escape_text(value.text)}]({safe_href(value.href)})")
+        # attr_list gives the link its class (the class names are ours, never the database's).
+        css = f"{{ .{value.css} }}" if value.css else ""
+        return Markup(f"[{escape_text(value.text)}]({safe_href(value.href)}){css}")
     if is_missing(value) or value == "":
         return Markup(MISSING)
     return escape_text(value)
@@ -82,7 +95,8 @@ def html_cell(value: Any) -> Markup:
     """Jinja2 filter for a cell of an HTML table (HTML put into built pages, see slots.py):
     a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
     if isinstance(value, Link):
-        return Markup(f'<a href="{escape(safe_href(value.href))}">{escape(value.text)}</a>')
+        css = f' class="{value.css}"' if value.css else ""
+        return Markup(f'<a href="{escape(safe_href(value.href))}"{css}>{escape(value.text)}</a>')
     if is_missing(value) or value == "":
         return Markup(MISSING)
     return escape(str(value))
@@ -91,6 +105,14 @@ def html_cell(value: Any) -> Markup:
 def safe_href(href: str) -> str:
     """Percent-encode anything in a generated href that is not a plain path, query or anchor."""
     return quote(href, safe="/#.-_~")
+
+
+def built_href(href: str) -> str:
+    """A page link as MkDocs writes it (x.md → x.html), for HTML put into built pages."""
+    path, hash_, fragment = href.partition("#")
+    if path.endswith(".md"):
+        path = path[:-3] + ".html"
+    return path + hash_ + fragment
 
 
 def slug(name: str) -> str:

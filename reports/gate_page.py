@@ -13,7 +13,8 @@ from orchestrator.analysis.stats import NOT_ENOUGH, SLOWER, UNDECIDED
 from .comparisons import SiteVerdicts, sorted_rows
 from .format import MISSING, Link, escape_text
 from .pages import run_href
-from .summary_page import PointLookup, named_notes, pct_text, row_cells
+from .summary_page import PointLookup, named_notes, pct_text, report_labeler, row_cells
+from .verdict_words import verdict_css
 from .tables import Page, Section, Table
 
 
@@ -60,14 +61,15 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
         _chosen(verdicts), decision.word.upper(), len({r.series_key for r in report.rows}),
         shlex.join(command))
     body = []
+    labeler = report_labeler(report, lookup)
     for row in sorted_rows(report):
-        _, _, cells = row_cells(row, report, lookup)
+        _, _, cells = row_cells(row, report, lookup, labeler)
         c, href = row.comparison, cells[-1].href
         body.append([*cells, Link(MISSING if c.p_value != c.p_value else f"{c.p_value:.3f}", href),
-                     c.test, Link(pct_text(c.threshold), href), _gate_cell(c.verdict)])
-    table = Table(("Workload", "Series", "Metric", "Baseline", "Candidate", "Δ",
-                   "p", "test", "Threshold", "Gate"), body,
-                  (False, False, False, True, True, True, True, False, True, False))
+                     c.test, Link(pct_text(c.threshold), href),
+                     Link(_gate_cell(c.verdict), href, verdict_css(c.verdict))])
+    table = Table(("Series", "Baseline", "Candidate", "Δ", "p", "Test", "Threshold", "Gate"),
+                  body, (False, True, True, True, True, False, True, False))
     warnings = [] if decision.code == PASS else [f"gate: {decision.word}: {r}" for r in decision.reasons]
     return Page("Gate", intro, [Section("Series", warnings=warnings + named_notes(report),
                                         tables=[table])])

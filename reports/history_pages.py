@@ -7,15 +7,18 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import Link, date, escape_text, signed_pct, slug
-from .pages import delta_pct, run_href
-from .tables import Page, Section, Table, describe, linked, point_href, with_identity
+from .pages import delta_pct, run_href, workload_href
+from .labels import Labeler
+from .tables import Page, Section, Table, linked, point_href, with_identity
 
 HISTORY_COLUMNS = 6
 
 
 def _column_label(run: pd.Series, instrumented: set[str]) -> str:
-    flag = " ⚠ instrumented" if run["build_variant"] in instrumented else ""
-    return f"{date(run['started_at'])} · {run['engine']} {run['engine_version']} · {run['build_variant']}{flag}"
+    """'2026-11-24 06:45 · leveldb 1.23', with a build variant other than release and ⚠."""
+    flag = " ⚠" if run.get("caveat") or run["build_variant"] in instrumented else ""
+    variant = "" if run["build_variant"] == "release" else f" · {run['build_variant']}"
+    return f"{date(run['started_at'])[:16]} · {run['engine']} {run['engine_version']}{variant}{flag}"
 
 
 def _caveat(columns: pd.DataFrame) -> list[Any] | None:
@@ -34,33 +37,58 @@ def _series_rows(frame: pd.DataFrame, run_ids: list[str], a: str, b: str) -> lis
     """One row per series: its median ops/s in each column, then the Δ% from run a to run b."""
     rows = []
     keys = ["engine", "benchmark", "threads", "cache_state", "params_json"]
-    for _, group in frame[frame["run_id"].isin(run_ids)].groupby(keys, sort=False):
+    shown = frame[frame["run_id"].isin(run_ids)]
+    labeler = Labeler.of([g.iloc[0] for _, g in shown.groupby(keys, sort=False)],
+                         drop=("workload", "build_variant"))
+    for _, group in shown.groupby(keys, sort=False):
         by_run = {p["run_id"]: p for _, p in group.iterrows()}
         cells = [linked(by_run[r]["ops_median"], by_run[r], "") if r in by_run else None
                  for r in run_ids]
         change = delta_pct(by_run[b]["ops_median"], by_run[a]["ops_median"]) \
             if a != b and a in by_run and b in by_run else None
-        rows.append([describe(group.iloc[0], ("build_variant",)), *cells,
+        rows.append([labeler.label(group.iloc[0]), *cells,
                      Link(signed_pct(change), point_href(by_run[b], "")) if change is not None else None])
     return sorted(rows, key=lambda r: r[0])
+
+
+def history_columns(frame: pd.DataFrame) -> list[str]:
+    """Up to HISTORY_COLUMNS runs of one workload, oldest first: its newest run, then (newest
+    first) runs that measured a series of the runs already chosen, then runs of any series
+    with history, then the rest. The newest N runs alone can all be one-off sweep runs, which
+    would hide the older runs of the one series that has a history."""
+    order = frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"],
+                                                       ascending=False)["run_id"].tolist()
+    series = frame.groupby("run_id")["series_key"].agg(set).to_dict()
+    counts = frame.groupby("series_key")["run_id"].nunique()
+    with_history = set(counts[counts > 1].index)
+    chosen: list[str] = order[:1]
+    passes = (lambda run: bool(series[run] & set().union(*(series[c] for c in chosen))),
+              lambda run: bool(series[run] & with_history), lambda run: True)
+    for wanted in passes:
+        for run in order:
+            if len(chosen) < HISTORY_COLUMNS and run not in chosen and wanted(run):
+                chosen.append(run)
+    return sorted(chosen, key=order.index, reverse=True)
 
 
 def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
                     instrumented: set[str], compare: tuple[int, int]) -> Section:
     frame = with_identity(points)
-    run_ids = (frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"])["run_id"]
-               .tail(HISTORY_COLUMNS).tolist())
+    run_ids = history_columns(frame)
+    hidden = frame["run_id"].nunique() - len(run_ids)
     columns = runs.set_index("run_id").loc[run_ids].reset_index()
     rows = _series_rows(frame, run_ids, run_ids[compare[0]], run_ids[compare[1]])
     caveat = _caveat(columns)
     if caveat:
         rows.append(caveat)
-    warnings = [f"column {i + 1} ({r['run_id']}) is an instrumented {r['build_variant']} build: "
-                f"its numbers are not comparable with optimized builds"
-                for i, (_, r) in enumerate(columns.iterrows()) if r["build_variant"] in instrumented]
+    warnings = [f"column {i + 1} ({r['run_id']}): ⚠ {r['caveat']}"
+                for i, (_, r) in enumerate(columns.iterrows()) if r.get("caveat")]
     links = Markup(" · ").join(Markup("[column {}: {}]({})").format(i + 1, escape_text(r),
                                                                     run_href(r, ""))
                                for i, r in enumerate(run_ids))
+    if hidden:
+        links += Markup("<br>{} more run(s) of this workload: on [its page]({}).").format(
+            hidden, workload_href(workload, ""))
     header = ["Series (median ops/s)"] + [_column_label(r, instrumented) for _, r in columns.iterrows()]
     if len(run_ids) < 2:  # one run: nothing to compare, so no Δ% column and no pickers
         return Section(workload, text=links, warnings=warnings, anchor=slug(workload).lower(),
@@ -76,15 +104,18 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
 
 def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str],
                  compare: tuple[int, int] = (0, -1)) -> Page:
-    sections = [history_section(w, mine, runs, instrumented, compare)
-                for w, mine in points.groupby("workload", sort=True)]
+    groups = sorted(points.groupby("workload", sort=True),  # measured workloads first
+                    key=lambda item: bool((item[1]["build_variant"] == "imported").all()))
+    sections = [history_section(w, mine, runs, instrumented, compare) for w, mine in groups]
     intro = Markup(
-        f"Per workload, the last {HISTORY_COLUMNS} runs that measured it, oldest to newest; each "
+        f"Per workload, up to {HISTORY_COLUMNS} runs that measured it, oldest to newest: its "
+        "newest run and the runs that give its series (or other series) a history, so that a "
+        "series measured now and then is not hidden behind one-off sweep runs; each "
         "cell is the median ops/s of one series in one run and links to it. The last column is "
         "the change between the first and the last column by default (pick any two columns above "
         "each table). Rows put side by side what has the "
         "same engine, benchmark, threads, cache state and params; when build variant, compiler "
         "or machine differ between columns a **caveat** row names them, and an instrumented "
         "(debug, sanitizer) column is flagged. p50 latencies: see [Latest refresh](latest.md).")
-    return Page("Historical comparisons", intro, sections)
+    return Page("Historical comparisons", intro, sections, wide=True)
 

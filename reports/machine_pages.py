@@ -11,7 +11,8 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import MISSING, Link, anchor, date, escape_text, is_missing, num
-from .pages import run_href
+from .labels import machine_page_name, machine_text, params_text
+from .pages import profile_of, run_href
 from .tables import Page, Section, Table
 
 GIB, MIB = 2**30, 2**20
@@ -27,7 +28,7 @@ MEMORY = ("total", "used", "free", "buff_cache", "available", "swap_total", "swa
 
 
 def machine_href(fingerprint: str, base: str) -> str:
-    return f"{base}machines/{fingerprint[:12]}.md"
+    return f"{base}machines/{machine_page_name(fingerprint)}.md"
 
 
 def fact_text(key: str, value: Any) -> str:
@@ -63,11 +64,12 @@ def state_table(state: dict[str, Any]) -> Table:
                    for side in (before, after))])
     rows.append(["busy processes", busy_text(before.get("busy_processes")),
                  busy_text(after.get("busy_processes"))])
-    return Table(("", "Before", "After"), rows, (False, False, False))
+    return Table(("Item", "Before", "After"), rows, (False, False, False))
 
 
 def residency_rows(residency: pd.DataFrame, facts: dict[str, Any], base: str) -> list[list[Any]]:
-    """Median residency per workload × cache state, and the data set against L3 and RAM."""
+    """Median residency per workload × data set × cache state, and the data set against L3
+    and RAM."""
     l3 = (facts.get("l3_kb") or 0) * 1024
     ram = (facts.get("ram_gib") or 0) * GIB
     rows = []
@@ -75,7 +77,9 @@ def residency_rows(residency: pd.DataFrame, facts: dict[str, Any], base: str) ->
         href = f"{run_href(r['last_run_id'], base)}#{anchor(r['last_seq'])}"
         size = r["data_bytes_median"]
         not_met = int(r["n_not_met"])
-        rows.append([r["workload"], r["cache_state"], Link(num(r["residency_median"], 1), href),
+        data_set = params_text({k: int(r[k]) for k in ("num", "value_size") if not is_missing(r[k])})
+        rows.append([r["workload"], data_set, r["cache_state"],
+                     Link(num(r["residency_median"], 1), href),
                      Link(str(int(r["n"])), href),
                      Link(f"⚠ {not_met}" if not_met else "0", href),
                      MISSING if is_missing(size) else num(size / MIB, 1),
@@ -111,19 +115,26 @@ def procedure_rows(residency: pd.DataFrame) -> list[list[Any]]:
     return [[state, steps] for state, steps in sorted(seen)]
 
 
-def recent_runs_table(runs: pd.DataFrame, base: str, limit: int = 10) -> Table:
+def runs_table(runs: pd.DataFrame, base: str) -> Table:
+    """Every run on this machine, newest first: the profile it used, where a scheduler placed
+    it, how it ended, and the machine's load and memory around it."""
     rows = []
-    for _, run in runs.head(limit).iterrows():
+    for _, run in runs.iterrows():
         state = run["machine_state"] or {}
         loads = [" ".join(str(x) for x in (state.get(side) or {}).get("loadavg") or []) or MISSING
                  for side in ("before", "after")]
         avail = [((state.get(side) or {}).get("memory") or {}).get("available")
                  for side in ("before", "after")]
+        placed = state.get("scheduler") or {}
+        node = f"{placed.get('node') or placed.get('nodes')} (job {placed.get('job_id')})" \
+            if placed else MISSING
         rows.append([Link(run["run_id"], run_href(run["run_id"], base)), date(run["started_at"]),
-                     *loads, *(MISSING if is_missing(a) else f"{a / GIB:.2f}" for a in avail),
+                     profile_of(run["config"]), node, run["status"], *loads,
+                     *(MISSING if is_missing(a) else f"{a / GIB:.2f}" for a in avail),
                      "yes" if run["verified"] else "⚠ no"])
-    return Table(("Run", "Started", "Load before", "Load after", "Available GiB before",
-                  "Available GiB after", "Verified"), rows)
+    return Table(("Run", "Started", "Profile", "Slurm node", "Status", "Load before",
+                  "Load after", "Available GiB before", "Available GiB after", "Verified"), rows,
+                 (False, False, False, False, False, True, True, True, True, False))
 
 
 def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame) -> Page:
@@ -136,28 +147,35 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
         Section("Hardware", tables=[facts_table(facts, HARDWARE)]),
         Section("Software", tables=[facts_table(facts, SOFTWARE)]),
         Section("Memory state at measurement time",
-                text=Markup("Captured right before and after the newest run on this machine; "
-                            "the table below it lists the state around recent runs."),
-                tables=[state_table(machine["last_state"] or {}), recent_runs_table(runs, base)]),
+                text=Markup("Captured right before and after the newest run on this machine."),
+                tables=[state_table(machine["last_state"] or {})]),
+        Section("Runs on this machine",
+                text=Markup("Every run measured here, newest first, with the machine profile it "
+                            "used and, for a fleet job, the Slurm node and job it ran as."),
+                tables=[runs_table(runs, base)]),
         Section("Page-cache state per benchmark type",
                 text=Markup("Median residency of the data set in the page cache right before each "
-                            "measured process, per workload and cache state, over all runs on this "
+                            "measured process, per workload, data set and cache state, over all "
+                            "runs on this "
                             "machine. ⚠ counts invocations whose residency missed the state's bound."),
-                tables=[Table(("Workload", "Cache", "Residency % (median)", "Measured",
+                tables=[Table(("Workload", "Data set", "Cache", "Residency % (median)", "Measured",
                                "Condition not met", "Data set MiB", "× L3", "% of RAM"),
-                              residency_rows(residency, facts, base))]),
+                              residency_rows(residency, facts, base),
+                              (False, False, False) + (True,) * 6)]),
         Section("Cache-drop procedure", tables=[Table(("Cache state", "Steps, as recorded"),
                                                       procedure_rows(residency), (False, False))]),
         Section("Residency note", text=Markup.escape(residency_note(residency, facts))),
     ]
     intro = Markup("Fingerprint <code>{}</code> · {} runs on this machine.").format(
         escape_text(machine["fingerprint"]), int(machine["n_runs"]))
-    return Page(f"Machine {machine['hostname']} ({machine['fingerprint'][:12]})", intro, sections)
+    return Page(f"Machine {machine['hostname']} ({machine['fingerprint'][:12]})", intro, sections,
+                wide=True)
 
 
 def machines_index(machines: pd.DataFrame) -> Page:
     # The list lives in machines/ beside the machine pages.
-    rows = [[Link(m["fingerprint"][:12], f"{m['fingerprint'][:12]}.md"), m["hostname"],
+    rows = [[Link(machine_text(m["fingerprint"]), machine_href(m["fingerprint"], "")[len("machines/"):]),
+             m["hostname"],
              m["cpu_model"], num(m["logical_cpus"]), fact_text("ram_gib", m["ram_gib"]),
              num(m["n_runs"]),
              Link(date(m["last_run_at"]), run_href(m["last_run_id"], "../"))

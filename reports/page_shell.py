@@ -24,16 +24,19 @@ from typing import Any, Iterator
 SHELL = "_shell"  # runs/_shell.md: `format.slug` never makes a name with "_", so no run has it
 _TITLE = "TMSHELLTITLE"
 _HEADING = "TMSHELLHEADING"
-# Meta keys a shell-built page may have: any other (hide, template, description...) changes
-# the theme's output in ways a shell cannot carry.
-SHELL_META = frozenset({"title", "search"})
+# Meta keys a shell-built page may have: any other (template, description...) changes the
+# theme's output in ways a shell cannot carry; what it hides must be what the shell hides.
+SHELL_META = frozenset({"title", "search", "hide"})
+SHELL_HIDE = ("toc",)  # run pages have no TOC column, so their wide tables fit 1,400 px
 _TOC = '{% import "partials/language.html" as lang with context %}{% include "partials/toc.html" %}'
 _SKIP = '{% set skip = page.toc | first %}{{ skip.url | url }}'
 
 
 def shell_markdown() -> str:
     """The shell page's source: marker title and heading, out of the search index."""
-    return (f"---\ntitle: {_TITLE}\nsearch:\n  exclude: true\n---\n\n# {_HEADING}\n")
+    hide = "".join(f"\n  - {part}" for part in SHELL_HIDE)
+    return (f"---\ntitle: {_TITLE}\nsearch:\n  exclude: true\nhide:{hide}\n---\n\n"
+            f"# {_HEADING}\n")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class Converted:
     search: tuple[dict[str, Any], ...]  # the page's entries in the search index
     lookups: tuple[tuple[str, Any], ...]  # (path, what it resolved to) for every link
     meta_keys: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()  # the parts of the theme's page its front matter hides
 
     def check_shell_ready(self, src_uri: str) -> None:
         """A page the shell can carry: its own title, a heading, an <h1>, and no meta the
@@ -54,6 +58,7 @@ class Converted:
         other_meta = sorted(set(self.meta_keys) - SHELL_META)
         problems = [problem for problem, found in (
             (f"meta keys {other_meta}", other_meta),
+            (f"hide {list(self.hide)}, not {list(SHELL_HIDE)}", self.hide != SHELL_HIDE),
             ("no title in its front matter", not self.title), ("no heading", not self.skip),
             ("no <h1>", "<h1" not in self.content)) if found]
         if problems:
@@ -150,7 +155,8 @@ class MkDocsPages:
                    "base_url": get_relative_url(".", page.url)}
         return Converted(str(page.meta.get("title", "")), self._toc.render(context),
                          self._skip.render(context) if page.toc else "", page.content or "",
-                         search, tuple(sorted(recording.seen.items())), tuple(page.meta))
+                         search, tuple(sorted(recording.seen.items())), tuple(page.meta),
+                         tuple(page.meta.get("hide") or ()))
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,20 @@
-"""Page builders (pure): DataFrames from `queries` → plain dicts and lists for the templates.
+"""Page builders' shared pieces (pure): hrefs, a point's row, a run's key facts, the runs list.
 
 Links are relative to the page being built: `base` is "" for the home page and "../" for pages
-one folder down (workloads/, runs/).
+one folder down (workloads/, runs/). The home page is dashboard.py's, a workload's page
+workload_page.py's.
 """
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
 
-from .format import (MISSING, Link, anchor, date, is_missing, latency, nav_title, num, signed_pct,
-                     slug)
+from orchestrator.resume import WHERE_KEYS
 
-# Older runs stay in the chart; the table keeps the newest columns so it fits a page.
-MAX_TREND_COLUMNS = 12
-PARAMS_SHOWN = ("num", "value_size")
+from .format import MISSING, Link, anchor, date, is_missing, latency, num, slug
+from .labels import machine_page_name, machine_text, params_text
 
 
 def delta_pct(new: Any, old: Any) -> float | None:
@@ -38,27 +38,23 @@ def spread_text(low: Any, high: Any) -> str:
     return f"{num(low)}–{num(high)}"
 
 
-def params_summary(params: dict[str, Any] | None) -> str:
-    """The params a reader tells series apart by, e.g. 'num=100,000 value_size=100'."""
-    params = params or {}
-    shown = [f"{k}={num(params[k]) if isinstance(params[k], (int, float)) else params[k]}"
-             for k in PARAMS_SHOWN if k in params]
-    return " ".join(shown) or MISSING
+def profile_of(config: Any) -> str:
+    """The machine profile a run used (its config's machine.name)."""
+    machine = (config or {}).get("machine") if isinstance(config, dict) else None
+    return str((machine or {}).get("name") or "unknown profile")
 
 
 def run_href(run_id: str, base: str) -> str:
     return f"{base}runs/{slug(run_id)}.md"
 
 
+def run_html_href(run_id: str, base: str, seq: Any = None) -> str:
+    """A run page (and invocation) as built, for HTML that MkDocs does not rewrite (charts)."""
+    return f"{base}runs/{slug(run_id)}.html" + ("" if seq is None else f"#{anchor(seq)}")
+
+
 def workload_href(workload: str, base: str) -> str:
     return f"{base}workloads/{slug(workload)}.md"
-
-
-def series_label(point: pd.Series) -> str:
-    """What tells one series row from another on a workload page."""
-    bench = "" if point["benchmark"] == point["workload"] else f" {point['benchmark']}"
-    return (f"{point['engine']}{bench} · {point['threads']} thr · {point['cache_state']} · "
-            f"{params_summary(point['params'])} · {point['build_variant']}")
 
 
 def point_row(point: pd.Series, run_page: str) -> dict[str, Any]:
@@ -69,7 +65,7 @@ def point_row(point: pd.Series, run_page: str) -> dict[str, Any]:
         "workload": point["workload"], "benchmark": point["benchmark"],
         "version": f"{point['engine']} {point['engine_version']}",
         "threads": Link(str(point["threads"]), href), "cache_state": point["cache_state"],
-        "params": params_summary(point["params"]),
+        "params": params_text(point["params"]),
         "ops": Link(num(point["ops_median"]), href),
         "p50": Link(latency(point["p50_median"]), href),
         "p99": Link(latency(point["p99_median"]), href),
@@ -109,6 +105,22 @@ def runner_text(run: pd.Series) -> str:
     return f"docker: image {images}; {limit}"
 
 
+def machine_line(run: Any) -> str:
+    """'vm (AMD EPYC 4344P, 2 CPUs, 23.5 GiB)'; an imported run's machine is only a name."""
+    if str(run.get("machine_fingerprint") or "").startswith("import:"):
+        return f"{machine_text(run['machine_fingerprint'])} (named at import, not probed)"
+    ram = "" if is_missing(run.get("ram_gib")) else f", {run['ram_gib']:.1f} GiB"
+    return f"{run['hostname']} ({run['cpu_model']}, {run['logical_cpus']} CPUs{ram})"
+
+
+def verified_text(run: Any) -> str:
+    if run.get("source") == "import":
+        return "not applicable: imported, no machine profile was checked"
+    if run["verified"]:
+        return "yes: the host matched its machine profile"
+    return "⚠ NO, unverified: " + "; ".join(str(n) for n in run["notes"] or [])
+
+
 def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
     """Key facts of one run as (label, value) pairs."""
     return [
@@ -117,17 +129,30 @@ def run_summary(run: pd.Series, base: str) -> list[tuple[str, Any]]:
         ("Engine", f"{run['engine']} {run['engine_version']}"),
         ("Build variant", run["build_variant"]),
         ("Runner", runner_text(run)),
-        ("Machine", f"{run['hostname']} ({run['cpu_model']}, {run['logical_cpus']} CPUs)"),
+        ("Machine", machine_line(run)),
         ("Status", status_text(run)),
         ("Invocations ok / failed",
          Link(f"{run['n_ok']} / {run['n_failed']} of {run['n_invocations']}",
               run_href(run["run_id"], base) + "#invocations")),
         ("Label", run["label"] or MISSING),
-        ("Verified", "yes: the host matched its machine profile" if run["verified"] else
-         "⚠ NO, unverified: " + "; ".join(str(n) for n in run["notes"] or [])),
-        ("Machine page", Link(run["machine_fingerprint"][:12],
-                              f"{base}machines/{run['machine_fingerprint'][:12]}.md")),
+        ("Verified", verified_text(run)),
+        ("Machine page", Link(machine_text(run["machine_fingerprint"]),
+                              f"{base}machines/{machine_page_name(run['machine_fingerprint'])}.md")),
     ]
+
+
+def reproduce_commands(run: Any) -> list[str]:
+    """The commands that measure a run again (its overrides, without where its files went),
+    or that import its file again."""
+    if run.get("source") == "import":
+        return [shlex.join([".venv/bin/tidemark", "import", *(run["overrides"] or [])])]
+    overrides = [o for o in run["overrides"] or []
+                 if o.split("=", 1)[0].lstrip("+~") not in WHERE_KEYS]
+    sha = str(run.get("tidemark_sha") or "")
+    lines = [f"git checkout {sha.removesuffix('-dirty')}  # the Tidemark commit that measured it"
+             + (" (it had uncommitted changes)" if sha.endswith("-dirty") else "")] \
+        if len(sha.removesuffix("-dirty")) == 40 else []
+    return lines + ["make setup", shlex.join([".venv/bin/tidemark", "run", *overrides])]
 
 
 def workload_links(points: pd.DataFrame, base: str) -> list[Link]:
@@ -135,131 +160,25 @@ def workload_links(points: pd.DataFrame, base: str) -> list[Link]:
     return [Link(name, workload_href(name, base)) for name in names]
 
 
-def home_page(runs: pd.DataFrame, points: pd.DataFrame) -> dict[str, Any]:
-    """Latest run summary, its series points, and where to go next."""
-    latest = runs.iloc[0]
-    mine = points[points["run_id"] == latest["run_id"]]
-    rows = []
-    for _, point in mine.iterrows():
-        row = point_row(point, run_href(latest["run_id"], ""))
-        row["workload"] = Link(point["workload"], workload_href(point["workload"], ""))
-        rows.append(row)
-    return {"summary": run_summary(latest, ""), "rows": rows,
-            "workloads": workload_links(points, ""), "runs_href": "runs/index.md",
-            "n_runs": len(runs), "verified": bool(latest["verified"]),
-            "unverified": [Link(r["run_id"], run_href(r["run_id"], ""))
-                           for _, r in runs[~runs["verified"].astype(bool)].head(10).iterrows()]}
+def _status_cell(run: Any) -> str:
+    if run.get("source") == "import":
+        return status_text(run) + " (imported)"
+    return status_text(run) + ("" if run["verified"] else " ⚠ unverified")
 
 
 def runs_index(runs: pd.DataFrame) -> dict[str, Any]:
-    """Every run, newest first."""
+    """Every run, newest first, imported ones included; a caveat is marked ⚠ on its variant
+    (said in full on the run's page) and people's notes are shown beside the run."""
     rows = [{"run": Link(run["run_id"], f"{slug(run['run_id'])}.md"),
              "started": date(run["started_at"]),
              "engine": f"{run['engine']} {run['engine_version']}",
-             "variant": run["build_variant"], "workloads": ", ".join(run["workloads"]),
-             "status": status_text(run) + ("" if run["verified"] else " ⚠ unverified"),
+             "variant": run["build_variant"] + (" ⚠" if run.get("caveat") else ""),
+             "workloads": ", ".join(run["workloads"]),
+             "status": _status_cell(run),
              "ok_n": Link(f"{run['n_ok']}/{run['n_invocations']}",
                           f"{slug(run['run_id'])}.md#invocations"),
              "host": run["hostname"], "runner": run.get("runner") or "host",
-             "label": run["label"]}
+             "label": " · ".join([run["label"]] * bool(run["label"]) +
+                                 [n["text"] for n in run.get("user_notes") or []])}
             for _, run in runs.iterrows()]
     return {"rows": rows}
-
-
-def _trend_columns(points: pd.DataFrame) -> pd.DataFrame:
-    """The runs of one workload, oldest → newest."""
-    columns = points[["run_id", "started_at", "engine", "engine_version"]]
-    return columns.drop_duplicates("run_id").sort_values(["started_at", "run_id"])
-
-
-def trend_row(series: pd.DataFrame, run_ids: list[str], base: str) -> list[Link | None]:
-    """Median ops/s per run column (None where the series was not run), with Δ% vs the last value."""
-    by_run = series.set_index("run_id")
-    cells: list[Link | None] = []
-    previous = None
-    for run_id in run_ids:
-        if run_id not in by_run.index or is_missing(by_run.at[run_id, "ops_median"]):
-            cells.append(None)
-            continue
-        value = by_run.at[run_id, "ops_median"]
-        change = delta_pct(value, previous)
-        text = num(value) if change is None else f"{num(value)} ({signed_pct(change)})"
-        seq = by_run.at[run_id, "first_seq"]
-        cells.append(Link(text, f"{run_href(run_id, base)}#{anchor(seq)}"))
-        previous = value
-    return cells
-
-
-def trend_table(points: pd.DataFrame, base: str) -> dict[str, Any]:
-    """Rows = series, columns = the newest runs of this workload; cells link to the run."""
-    runs = _trend_columns(points)
-    shown = runs.tail(MAX_TREND_COLUMNS)
-    run_ids = list(shown["run_id"])
-    columns = [Link(f"{date(r['started_at'])} · {r['engine']} {r['engine_version']}",
-                    run_href(r["run_id"], base)) for _, r in shown.iterrows()]
-    rows = []
-    for key, series in points.groupby("series_key", sort=False):
-        rows.append({"label": series_label(series.iloc[-1]), "key": key,
-                     "cells": trend_row(series, run_ids, base)})
-    rows.sort(key=lambda row: row["label"])
-    return {"columns": columns, "rows": rows, "hidden_runs": len(runs) - len(shown)}
-
-
-def chart_series(points: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per series, oldest run first: median and min/max ops/s, for `charts.trend_chart`."""
-    # Per run, not per point: a long history has 200,000 points and only 1,000 runs.
-    runs = points.drop_duplicates("run_id")
-    when = dict(zip(runs["run_id"], (ts.isoformat() for ts in runs["started_at"])))
-    version = dict(zip(runs["run_id"], runs["engine"] + " " + runs["engine_version"]))
-    series_list = []
-    for key, series in points.groupby("series_key", sort=False):
-        series = series[series["ops_median"].notna()].sort_values(["started_at", "run_id"])
-        if series.empty:
-            continue
-        run_ids = series["run_id"].tolist()
-        series_list.append({
-            "label": series_label(series.iloc[-1]), "key": key,
-            "x": [when[r] for r in run_ids],
-            "median": series["ops_median"].tolist(), "low": series["ops_min"].tolist(),
-            "high": series["ops_max"].tolist(), "run_ids": run_ids,
-            "versions": [version[r] for r in run_ids],
-        })
-    return sorted(series_list, key=lambda s: s["label"])
-
-
-def latest_verdicts(latest: pd.DataFrame, comparison: Any) -> dict[str, Any]:
-    """The latest run's verdicts on this workload's series, as the analysis core gave them
-    against its previous comparable run (the Summary's comparison when it is the summarized run)."""
-    if comparison is None or comparison.report is None:
-        return {"partner": None, "problem": comparison.problem if comparison else "", "rows": []}
-    labels = {p["series_key"]: p for _, p in latest.iterrows()}
-    base_id = comparison.report.base["run_id"]
-    rows = []
-    for row in comparison.report.rows:
-        point = labels.get(row.series_key)
-        if point is None:
-            continue
-        c = row.comparison
-        label = series_label(point) + (f" ({row.metric})" if row.metric != "ops_per_sec" else "")
-        rows.append({"label": label,
-                     "change": Link(MISSING if c.ratio != c.ratio else f"{c.change_pct:+.1f}%",
-                                    f"{run_href(point['run_id'], '../')}#{anchor(point['first_seq'])}"),
-                     "threshold": f"{c.threshold * 100:.1f}%", "verdict": c.verdict})
-    return {"partner": Link(base_id, run_href(base_id, "../")), "problem": "",
-            "rows": sorted(rows, key=lambda r: r["label"])}
-
-
-def workload_page(workload: str, points: pd.DataFrame,
-                  comparisons: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The latest run's points of one workload, its verdicts against its previous comparable
-    run (`comparisons`: run → reports.comparisons.Comparison), its trend table and chart data."""
-    mine = points[points["workload"] == workload]
-    latest_id = _trend_columns(mine).iloc[-1]["run_id"]
-    latest = mine[mine["run_id"] == latest_id]
-    rows = [point_row(point, run_href(latest_id, "../")) for _, point in latest.iterrows()]
-    # One workload can run several benchmarks (Get hit / miss / MultiGet of a harness binary).
-    show_benchmark = bool((latest["benchmark"] != workload).any())
-    return {"name": workload, "show_benchmark": show_benchmark, "title": nav_title(workload), "latest_run": Link(latest_id, run_href(latest_id, "../")),
-            "latest_date": date(latest.iloc[0]["started_at"]), "rows": rows,
-            "verdicts": latest_verdicts(latest, (comparisons or {}).get(latest_id)),
-            "trend": trend_table(mine, "../"), "series": chart_series(mine)}

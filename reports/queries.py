@@ -14,7 +14,7 @@ import pandas as pd
 
 from orchestrator.errors import UserError
 from orchestrator.store import connect
-from orchestrator.store.reads import has_column, rejected_attempt_sql
+from orchestrator.store.reads import has_column, has_table, rejected_attempt_sql
 
 # The headline throughput of one invocation (an aggregate over its metrics rows): db_bench's
 # ops/s, else Google Benchmark's items/s (whose rows store both, so never count both).
@@ -32,7 +32,12 @@ _METRICS_WIDE = f"""
            max(value) FILTER (WHERE name = 'max_us') AS pmax,
            coalesce(max(value) FILTER (WHERE name = 'mb_per_sec'),
                     max(value) FILTER (WHERE name = 'bytes_per_second') / 1e6) AS mb,
-           max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
+           max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency,
+           -- Software counters of `perf stat` around the process (runners/process.py).
+           max(value) FILTER (WHERE name = 'perf_page_faults') AS page_faults,
+           max(value) FILTER (WHERE name = 'perf_context_switches') AS context_switches,
+           max(value) FILTER (WHERE name = 'perf_cpu_migrations') AS migrations,
+           max(value) FILTER (WHERE name = 'perf_cpu_clock') AS cpu_clock_ms
     FROM metrics {{where}} GROUP BY invocation_id"""
 # The invocations of the runs a read is about (its parameter: their ids), for the pivot above.
 _OF_RUNS = """WHERE invocation_id IN (SELECT invocation_id FROM invocations
@@ -52,6 +57,7 @@ _RUNS = """
            r.tidemark_sha, r.machine_state::VARCHAR AS machine_state, r.planned_invocations,
            r.notes::VARCHAR AS notes, coalesce(r.verified, true) AS verified, {resumable}
            coalesce(r.runner, 'host') AS runner,
+           {imported}
            m.hostname, m.cpu_model, m.logical_cpus, m.ram_gib, m.facts::VARCHAR AS machine_facts,
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
@@ -72,6 +78,13 @@ POINTS_ORDER = "started_at, run_id, workload, threads, series_key"
 _POINTS = f"""
     WITH measured AS (
         SELECT i.*, m.ops, m.p50, m.p95, m.p99, m.p999, m.pmax, m.mb, m.residency,
+               m.page_faults, m.context_switches, m.migrations, m.cpu_clock_ms,
+               -- The data set on disk: read before a reader ran, or written by a writer.
+               coalesce(TRY_CAST(json_extract(i.conditions, '$.data_bytes_written') AS DOUBLE),
+                        TRY_CAST(json_extract(i.conditions, '$.data_bytes') AS DOUBLE))
+                   AS data_bytes,
+               TRY_CAST(json_extract(i.conditions, '$.table_bytes_written') AS DOUBLE)
+                   AS table_bytes,
                i.status = 'ok' AS ok,
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
@@ -105,6 +118,12 @@ _POINTS = f"""
            median(x.p50) FILTER (WHERE ran) AS p50_ran_median,
            median(x.p99) FILTER (WHERE ran) AS p99_ran_median,
            median(x.residency) AS residency_median,
+           median(x.page_faults) FILTER (WHERE ok) AS page_faults_median,
+           median(x.context_switches) FILTER (WHERE ok) AS context_switches_median,
+           median(x.migrations) FILTER (WHERE ok) AS migrations_median,
+           median(x.cpu_clock_ms) FILTER (WHERE ok) AS cpu_clock_median,
+           median(x.data_bytes) FILTER (WHERE x.data_bytes > 0) AS data_bytes_median,
+           median(x.table_bytes) FILTER (WHERE x.data_bytes > 0) AS table_bytes_median,
            max(x.max_rss_kb) AS rss_max_kb,
            any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
            any_value(r.engine_version) AS engine_version,
@@ -122,7 +141,8 @@ _INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchma
     TRY_CAST(json_extract(i.conditions, '$.interference.other_pct') AS DOUBLE) AS interference"""
 _DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.error,
     i.exit_code, i.command::VARCHAR AS command, i.log_path, i.notes::VARCHAR AS notes,
-    i.conditions::VARCHAR AS conditions, m.mb"""
+    i.conditions::VARCHAR AS conditions, m.mb, m.page_faults, m.context_switches, m.migrations,
+    m.cpu_clock_ms"""
 _INVOCATIONS = """
     SELECT {columns}
     FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
@@ -130,9 +150,12 @@ _INVOCATIONS = """
     ORDER BY i.run_id, i.seq"""
 
 _JSON_COLUMNS = ("config", "overrides", "machine_state", "notes", "machine_facts", "cmake_flags",
-                 "params", "command", "conditions", "resumes", "sweep", "build_images")
-# Schema v6 (resumable runs); a site may read an older file, which it cannot migrate read-only.
+                 "params", "command", "conditions", "resumes", "sweep", "build_images",
+                 "source_meta")
+# Schema v6 (resumable runs) and v2 (imports); a site may read an older file, which it cannot
+# migrate read-only.
 _RESUMABLE = "r.resumes::VARCHAR AS resumes, r.sweep::VARCHAR AS sweep,"
+_IMPORTED = "coalesce(r.source, 'run') AS source, r.source_meta::VARCHAR AS source_meta,"
 
 
 def open_results(db: Path) -> duckdb.DuckDBPyConnection:
@@ -179,7 +202,62 @@ def read_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every run, newest first, with its build, machine and invocation counts."""
     resumable = _RESUMABLE if has_column(con, "runs", "resumes") else \
         "NULL::VARCHAR AS resumes, NULL::VARCHAR AS sweep,"
-    return decode_json(con.execute(_RUNS.format(resumable=resumable)).df())
+    imported = _IMPORTED if has_column(con, "runs", "source") else \
+        "'run' AS source, NULL::VARCHAR AS source_meta,"
+    runs = decode_json(con.execute(_RUNS.format(resumable=resumable, imported=imported)).df())
+    notes = read_user_notes(con)
+    runs["user_notes"] = [notes.get(run_id, []) for run_id in runs["run_id"]]
+    return runs
+
+
+_NOTES = """SELECT run_id, list({'text': text, 'at': created_at, 'origin': origin}
+                              ORDER BY created_at) AS user_notes
+             FROM run_notes GROUP BY run_id"""
+
+# Per run, workload and phase of the given runs: what each phase cost (setup, warm-up, measured).
+_PHASES = f"""
+    SELECT run_id, workload, phase, string_agg(DISTINCT benchmark, ', ' ORDER BY benchmark)
+               AS benchmarks,
+           count(*) AS n, sum(wall_s) AS wall_total, median(wall_s) AS wall_median,
+           min(seq) AS first_seq
+    FROM invocations i
+    WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND NOT {rejected_attempt_sql('i')}
+    GROUP BY ALL ORDER BY run_id, workload, first_seq"""
+
+
+# Every metric of the imported runs, per series: a tool's own figures (hyperfine's wall time,
+# Google Benchmark's real and CPU time) are shown even where there is no ops/s.
+_IMPORTED_VALUES = """
+    SELECT i.run_id, i.series_key, any_value(i.workload) AS workload,
+           any_value(i.benchmark) AS benchmark, any_value(i.threads) AS threads,
+           any_value(i.params::VARCHAR) AS params, m.name AS metric, any_value(m.unit) AS unit,
+           median(m.value) AS median, count(*) AS n, min(i.seq) AS first_seq,
+           any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
+           any_value(r.build_variant) AS build_variant,
+           any_value(r.machine_fingerprint) AS machine_fingerprint
+    FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
+    WHERE r.source = 'import' AND i.phase = 'measured' AND i.status = 'ok'
+    GROUP BY i.run_id, i.series_key, m.name
+    ORDER BY started_at, i.run_id, workload, benchmark, threads, metric"""
+
+
+def read_imported_values(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Median of every metric of every series of the imported runs (none before schema v2)."""
+    if not has_column(con, "runs", "source"):
+        return pd.DataFrame(columns=["run_id", "series_key", "workload", "metric"])
+    return decode_json(con.execute(_IMPORTED_VALUES).df())
+
+
+def read_user_notes(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
+    """run id → the notes people wrote about it, oldest first (schema v8; none before)."""
+    if not has_table(con, "run_notes"):
+        return {}
+    return {run_id: list(notes) for run_id, notes in con.execute(_NOTES).fetchall()}
+
+
+def read_phases(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
+    """Invocations, total and median wall time per run × workload × phase of `run_ids`."""
+    return con.execute(_PHASES, [run_ids]).df()
 
 
 def read_points(con: duckdb.DuckDBPyConnection,

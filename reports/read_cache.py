@@ -2,7 +2,8 @@
 (side effects: the DB read-only, out/cache).
 
 Each run gets a fingerprint from the DB itself: a hash of its `runs` row (label, notes, status,
-machine state…), of every column of its invocations and of every row of their metrics. Points
+machine state…), of the notes people wrote about it, of every column of its invocations and of
+every row of their metrics. Points
 (one row per run × series, `queries.create_points_table`) of runs whose fingerprint is
 unchanged come from the last build's file; only the other runs' are computed, and DuckDB puts
 both together and orders them exactly as one read of every run would (same SQL types, same
@@ -20,6 +21,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from orchestrator.store.reads import has_table
+
 from . import queries
 from .site_cache import SiteCache, digest
 
@@ -27,9 +30,14 @@ FINGERPRINTS = "run-fingerprints"
 POINTS = "points"
 
 _RUN_ROWS = """
-    SELECT r.run_id, hash(r) AS row_hash, coalesce(i.n, 0) AS n, coalesce(i.h, 0) AS h
+    SELECT r.run_id, hash(r) AS row_hash, coalesce(i.n, 0) AS n, coalesce(i.h, 0) AS h,
+           {notes} AS notes_hash
     FROM runs r LEFT JOIN (SELECT run_id, count(*) AS n, sum(hash(i)) AS h
-                           FROM invocations i GROUP BY run_id) i USING (run_id)"""
+                           FROM invocations i GROUP BY run_id) i USING (run_id)
+    {notes_join}"""
+# The notes people wrote about a run (`tidemark note`, schema v8) are in a table of their own.
+_NOTES_JOIN = """LEFT JOIN (SELECT run_id, count(*) AS n, sum(hash(t)) AS h FROM run_notes t
+                            GROUP BY run_id) t USING (run_id)"""
 _RUN_METRICS = """
     SELECT i.run_id, count(*) AS n, sum(hash(m)) AS h
     FROM metrics m JOIN invocations i USING (invocation_id)
@@ -44,8 +52,11 @@ def _metrics_of(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str,
 
 def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[str, str]:
     """run id → a hash of everything the DB holds about the run (see the module's note)."""
-    rows = {run: (row_hash, int(n), int(h))
-            for run, row_hash, n, h in con.execute(_RUN_ROWS).fetchall()}
+    notes = has_table(con, "run_notes")
+    query = _RUN_ROWS.format(notes="(coalesce(t.n, 0), coalesce(t.h, 0))" if notes else "NULL",
+                             notes_join=_NOTES_JOIN if notes else "")
+    rows = {run: (row_hash, int(n), int(h), notes_hash)
+            for run, row_hash, n, h, notes_hash in con.execute(query).fetchall()}
     metrics: dict[str, tuple[int, int]] = {}
     for run, row in rows.items():
         known = cache.lookup(FINGERPRINTS, run, digest(row))

@@ -35,13 +35,19 @@ def write_page(env: jinja2.Environment, template: str, path: Path, **context: An
     return path
 
 
-def write_config(out: Path, base_config: Path, nav: list[Any], exclude_docs: str = "") -> Path:
-    """out/mkdocs.yml: inherits the repo's config; only paths, scripts and nav are generated,
-    and `exclude_docs`: pages MkDocs sees (their links resolve) but does not build."""
+THEME = Path(__file__).resolve().parent / "theme"  # Material overrides (the header's date)
+
+
+def write_config(out: Path, base_config: Path, nav: list[Any],
+                 header: dict[str, str] | None = None, exclude_docs: str = "") -> Path:
+    """out/mkdocs.yml: inherits the repo's config; only paths, scripts, nav and the header's
+    facts (`header`: generated, runs, newest; see theme/main.html) are generated, and
+    `exclude_docs`: pages MkDocs sees (their links resolve) but does not build."""
     config = {"INHERIT": str(base_config.resolve()), "docs_dir": "docs", "site_dir": "site",
               "extra_javascript": ["assets/plotly.min.js", "assets/tidemark.js"], "nav": nav,
               # One page per run is too many for the nav; the runs list links them all.
-              "not_in_nav": "/runs/*.md"}
+              "not_in_nav": "/runs/*.md", "theme": {"custom_dir": str(THEME)},
+              "extra": {f"tidemark_{key}": value for key, value in (header or {}).items()}}
     if exclude_docs:
         config["exclude_docs"] = exclude_docs
     path = out / "mkdocs.yml"

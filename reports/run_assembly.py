@@ -20,10 +20,12 @@ import jinja2
 import pandas as pd
 
 from . import forked, render, slots
+from .caveats import with_caveats
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
 from .run_site import FOLDER, RunPage, recent_points, run_tables, write_run_pages
 from .site_cache import SiteCache, digest, place
 from .site_reads import RunReads
+from .table_csv import csv_downloads
 
 BODIES = "run-pages"
 
@@ -60,13 +62,19 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[Ru
         converted = mkdocs.convert(page.src)
         converted.check_shell_ready(page.src)
         body = slots.fill_page(converted.content, tables.get(page.run_id, {}), page.src)
+        # Its tables' CSV files are made with it (the shell holds no table); the invocations'
+        # CSV is the database export's, written for the detailed runs (tools_site.py).
+        body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
         # Named by what the links resolved to as well: a page converted again for a link
         # target that came or went must not meet last build's file of the same key.
-        name = f"{digest(page.key, converted.lookups)}.html"
-        target = cache.file(BODIES, name)
+        stem = digest(page.key, converted.lookups)
+        target = cache.file(BODIES, f"{stem}.html")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
-        made[page.run_id] = {"converted": replace(converted, content=""), "body": name}
+        for csv_name, text in csv_files.items():
+            cache.file(BODIES, f"{stem}.{csv_name}").write_text(text, encoding="utf-8")
+        made[page.run_id] = {"converted": replace(converted, content=""), "body": target.name,
+                             "csv": {name: f"{stem}.{name}" for name in csv_files}}
     return Bodies(pages, {**reused, **made}, len(made))
 
 
@@ -88,9 +96,11 @@ class RunPagesWorker:
         def work() -> Bodies:
             try:
                 env = render.environment()
-                points = recent_points(db, first.runs)
+                points = with_caveats(first.runs, recent_points(db, first.runs),
+                                      set(first.instrumented))[1]
                 pages = write_run_pages(env, docs, first.runs, points, first.fingerprints,
-                                        first.logs, previous_keys(cache))
+                                        first.logs, previous_keys(cache), first.phases,
+                                        first.imported)
             finally:
                 self._markdown.set()  # after an error too: the parent hears of it in bodies()
             return _make_bodies(env, db, config, pages, points, cache, self._docs)
@@ -114,14 +124,20 @@ def convert_shell(config: Path) -> Converted:
     return MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md")
 
 
+def built_path(page: RunPage) -> str:
+    """Where a run page is in the built site, from its root."""
+    return Path(page.src).with_suffix(".html").as_posix()
+
+
 def place_run_pages(shell_page: Converted, site: Path, bodies: Bodies,
-                    cache: SiteCache) -> None:
-    """Every run page into the built site: the shell MkDocs built around each body."""
+                    cache: SiteCache) -> set[Path]:
+    """Every run page into the built site: the shell MkDocs built around each body, and its
+    tables' CSV files; returns the pages placed."""
     shell_file = site / FOLDER / f"{SHELL}.html"
     shell = Shell.split(shell_file.read_text(encoding="utf-8"), shell_page)
     shell_file.unlink()  # a build artefact, not a page of the site
     shell_key = digest(shell)
-    entries = []
+    entries, placed = [], set()
     for page in bodies.pages:
         page_facts = bodies.facts[page.run_id]
         converted: Converted = page_facts["converted"]
@@ -130,11 +146,16 @@ def place_run_pages(shell_page: Converted, site: Path, bodies: Bodies,
         if not final.is_file():
             body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
             final.write_text(shell.wrap(converted, body), encoding="utf-8")
-        place(final, site / Path(page.src).with_suffix(".html"))
+        placed.add(site / built_path(page))
+        place(final, site / built_path(page))
+        for csv_name, kept in page_facts["csv"].items():
+            place(cache.file(BODIES, kept), site / FOLDER / csv_name)
         cache.store(BODIES, page.run_id, page.key,
-                    {**page_facts, "files": [page_facts["body"], name]})
+                    {**page_facts, "files": [page_facts["body"], name,
+                                             *page_facts["csv"].values()]})
         entries += converted.search
     _add_to_search_index(site, entries)
+    return placed
 
 
 def _add_to_search_index(site: Path, entries: list[dict[str, Any]]) -> None:

@@ -12,6 +12,7 @@ import jinja2
 import pandas as pd
 
 from . import queries, render
+from .caveats import IMPORTED
 from .format import slug
 from .page_shell import SHELL, shell_markdown
 from .pages import runs_index
@@ -37,6 +38,7 @@ class RunPage:
     src: str
     key: str
     detailed: bool
+    imported: bool  # `tidemark import`ed: its page shows every metric in Markdown, no results table
 
 
 def detailed_runs(runs: pd.DataFrame) -> set[str]:
@@ -74,26 +76,33 @@ def log_files(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, s
 
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
                     points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
-                    previous: dict[str, str]) -> list[RunPage]:
+                    previous: dict[str, str], phases: pd.DataFrame | None = None,
+                    imported: pd.DataFrame | None = None) -> list[RunPage]:
     """runs/index.md, the shell, and runs/<id>.md of every run, newest first; a run page whose
     key is the one in `previous` (run id → key of the last build) keeps last build's file.
-    `points`: at least the detailed runs' (`recent_points`)."""
+    `points`: at least the detailed runs' (`recent_points`); `phases`: at least theirs
+    (`queries.read_phases`); `imported`: every metric of the imported runs."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     render.write_page(env, "runs.md.j2", folder / "index.md", page=runs_index(runs))
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
     detailed, with_points = detailed_runs(runs), set(points["run_id"])
     template = env.get_template("run.md.j2")
+    # Each run's own rows, split once (a thousand filters of the whole frame are not free).
+    phases_of, values_of = (dict(tuple(frame.groupby("run_id"))) if frame is not None else {}
+                            for frame in (phases, imported))
     pages = []
     for _, run in runs.iterrows():
         run_id = run["run_id"]
         page = run_page(run, has_results=run_id in detailed and run_id in with_points,
-                        compact=run_id not in detailed)
+                        compact=run_id not in detailed, phases=phases_of.get(run_id),
+                        values=values_of.get(run_id))
         source = folder / f"{slug(run_id)}.md"
         key = digest(page, fingerprints[run_id], logs.get(run_id), run_id in detailed)
         if previous.get(run_id) != key or not source.is_file():
             source.write_text(template.render(page=page), encoding="utf-8")
-        pages.append(RunPage(run_id, f"{FOLDER}/{source.name}", key, run_id in detailed))
+        pages.append(RunPage(run_id, f"{FOLDER}/{source.name}", key, run_id in detailed,
+                             run.get("source") == IMPORTED))
     current = {Path(page.src).name for page in pages} | set(BUILT_BY_MKDOCS)
     for stale in folder.glob("*.md"):  # removed runs: their links must not resolve any more
         if stale.name not in current:
@@ -130,7 +139,9 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
     tables: dict[str, dict[str, str]] = {}
     if detail is not None:
         rows = detailed_rows(detail, _log_tails(detail))
-        mine = points[points["run_id"].isin(recent)]
+        # An imported run's page shows every metric of its own, in Markdown.
+        mine = points[points["run_id"].isin({page.run_id for page in pages
+                                             if page.detailed and not page.imported})]
         for run_id, run_points in mine.groupby("run_id"):
             tables.setdefault(run_id, {})["results"] = results.render(
                 results=result_rows(run_points))

@@ -108,6 +108,8 @@ def conditions_text(conditions: dict[str, Any]) -> str:
         parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
     if conditions.get("cgroups"):
         parts.append("cgroups " + " ".join(str(c) for c in conditions["cgroups"]))
+    if conditions.get("data_bytes_written"):
+        parts.append(f"wrote {conditions['data_bytes_written'] / 2**20:,.1f} MiB of database files")
     parts += interference_text(conditions)
     if conditions.get("container"):
         parts.append(container_text(conditions["container"]))
@@ -154,6 +156,16 @@ def interference_text(conditions: dict[str, Any]) -> list[str]:
     return parts
 
 
+COUNTER_WORDS = (("page_faults", "page faults", 0), ("context_switches", "context switches", 0),
+                 ("migrations", "CPU migrations", 0), ("cpu_clock_ms", "ms CPU clock", 1))
+
+
+def counters_text(inv: dict[str, Any]) -> str:
+    """perf's software counters of one process, e.g. '832 page faults · 36 context switches'."""
+    return " · ".join(f"{value:,.{digits}f} {words}" for column, words, digits in COUNTER_WORDS
+                      for value in [inv.get(column)] if value is not None and value == value)
+
+
 def detail_html(inv: dict[str, Any], log_tail: str) -> str:
     """The line under an invocation's row: error, notes, conditions achieved, command, log."""
     parts = []
@@ -164,6 +176,9 @@ def detail_html(inv: dict[str, Any], log_tail: str) -> str:
     conditions = conditions_text(inv["conditions"] or {})
     if conditions:
         parts.append(f"<em>conditions achieved:</em> {escape(conditions)}<br>")
+    counters = counters_text(inv)
+    if counters:
+        parts.append(f"<em>software counters:</em> {counters}<br>")
     command = shlex.join(inv["command"] or []) or MISSING
     parts.append(f"<code>{escape(command)}</code><br>log: <code>{escape(inv['log_path'] or MISSING)}</code>")
     if log_tail:

@@ -7,80 +7,31 @@ import shutil
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
-import jinja2
-import pandas as pd
 import plotly.offline
 
 from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.store.connection import check_database, connect, damage_error, snapshot
-from orchestrator.store.reads import aa_pairs, parse_selector
+from orchestrator.store.reads import parse_selector
 
-from . import aggregates, charts, forked, queries, render, slots
-from .analysis_pages import latest_refresh_page, percentiles_page, sustained_page
-from .comparisons import SiteVerdicts, read_verdicts
-from .conditions import cache_states_page, scaling_page
-from .config_pages import Configs, load_configs, matrix_page, methodology_context
-from .format import nav_title, slug
-from .gate_page import gate_page
-from .history_pages import history_page
-from .machine_pages import machine_href, machine_page, machines_index
-from .pages import home_page, workload_page
+from . import render, slots
+from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, convert_shell, place_run_pages
-from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
-from .noise_table import noise_table
+from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
-from .site_reads import RunReads, read_points, read_runs
+from .site_pages import write_pages
+from .site_reads import read_points, read_results, read_runs
 from .stats_site import start_stats_pages
-from .summary_page import PointLookup, summary_page
-from .tables import Page
-from .variant_pages import sweeps_page, variants_page
+from .tools_site import add_table_csv, csv_when_filled, place_tool_data, start_tool_data
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HANDWRITTEN = REPO_ROOT / "site"
-BASE_CONFIG = REPO_ROOT / "mkdocs.yml"
 CONF_DIR = REPO_ROOT / "conf"
 SITE_SPEED = REPO_ROOT / "benchmarks" / "site_speed.json"
-
-
-@dataclass(frozen=True)
-class Results:
-    """Everything the pages need, read once with aggregated queries."""
-
-    runs: pd.DataFrame
-    points: pd.DataFrame
-    machines: pd.DataFrame
-    residency: pd.DataFrame
-    windows: pd.DataFrame
-    intervals: pd.DataFrame
-    aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
-    verdicts: SiteVerdicts  # what the analysis core decided: summary, gate, targets, workloads
-    gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
-
-
-def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
-    """workload → the newest run that measured it (points are oldest first)."""
-    return dict(zip(points["workload"], points["run_id"]))
-
-
-def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
-                 points: pd.DataFrame | None = None) -> Results:
-    """Everything the pages show; `first` and `points`: the runs and points already read."""
-    con = queries.open_results(db)
-    try:
-        if gate.baseline:
-            parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
-        runs = first.runs if first else queries.read_runs(con)
-        points = points if points is not None else queries.read_points(con)
-        return Results(runs, points, aggregates.read_machines(con),
-                       aggregates.read_residency(con), aggregates.read_windows(con),
-                       aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
-                       read_verdicts(con, gate, latest_run_per_workload(points).values()), gate)
-    finally:
-        con.close()
 
 
 def _fresh_docs(out: Path) -> Path:
@@ -101,88 +52,6 @@ def _fresh_docs(out: Path) -> Path:
     # Served from the site itself so the pages work offline (no CDN).
     (assets / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
     return docs
-
-
-def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
-                     results: Results) -> list[dict[str, str]]:
-    """One page per workload with its trend chart (a slot: megabytes of JSON on a long
-    history); returns the nav entries."""
-    nav = []
-    points = results.points
-    for index, name in enumerate(sorted(points["workload"].unique())):
-        page = workload_page(name, points, results.verdicts.latest)
-        if page["series"]:
-            slots.save(fragments, f"workloads/{slug(name)}", "trend",
-                       charts.trend_chart(page["series"], f"trend-{index}"))
-        path = render.write_page(env, "workload.md.j2", docs / "workloads" / f"{slug(name)}.md",
-                                 page=page, chart=bool(page["series"]))
-        nav.append({nav_title(name): str(path.relative_to(docs))})
-    return nav
-
-
-def _write_sections(env: jinja2.Environment, docs: Path, name: str, page: Page) -> dict[str, str]:
-    path = render.write_page(env, "sections.md.j2", docs / name, page=page)
-    return {nav_title(page.title): str(path.relative_to(docs))}
-
-
-def _write_machines(env: jinja2.Environment, docs: Path, results: Results) -> list[Any]:
-    nav: list[Any] = [_write_sections(env, docs, "machines/index.md",
-                                      machines_index(results.machines))]
-    for _, machine in results.machines.iterrows():
-        fingerprint = machine["fingerprint"]
-        runs = results.runs[results.runs["machine_fingerprint"] == fingerprint]
-        residency = results.residency[results.residency["fingerprint"] == fingerprint]
-        nav.append(_write_sections(env, docs, machine_href(fingerprint, ""),
-                                   machine_page(machine, runs, residency)))
-    return nav
-
-
-def _compared_runs(verdicts: SiteVerdicts) -> set[str]:
-    return {run for c in [verdicts.previous, verdicts.against_baseline] if c
-            for run in (c.cand, c.base) if run} | ({verdicts.gate.report.base["run_id"]}
-                                                   if verdicts.gate else set())
-
-
-def _write_summary(env: jinja2.Environment, docs: Path, results: Results,
-                   configs: Configs) -> list[Any]:
-    """The summary pages; returns their nav entries."""
-    points = results.points
-    lookup = PointLookup(points[points["run_id"].isin(_compared_runs(results.verdicts))])
-    return [
-        _write_sections(env, docs, "summary.md", summary_page(results.runs, results.verdicts,
-                                                             lookup)),
-        _write_sections(env, docs, "latest.md", latest_refresh_page(points)),
-        _write_sections(env, docs, "history.md",
-                        history_page(results.runs, points, configs.instrumented)),
-        _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)),
-    ]
-
-
-def _write_analysis(env: jinja2.Environment, docs: Path, results: Results) -> list[Any]:
-    """The analysis pages (no verdicts, only points: in a forked child); their nav entries."""
-    points = results.points
-    return [
-        _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
-        _write_sections(env, docs, "cache-states.md", cache_states_page(points)),
-        _write_sections(env, docs, "scaling.md", scaling_page(points)),
-        _write_sections(env, docs, "sustained.md", sustained_page(results.windows,
-                                                                 results.intervals)),
-        _write_sections(env, docs, "sweeps.md", sweeps_page(points)),
-        _write_sections(env, docs, "variants.md", variants_page(points)),
-    ]
-
-
-def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
-                     configs: Configs) -> list[Any]:
-    noise = noise_table(results.points, results.aa_pairs, results.gate.thresholds, "")
-    render.write_page(env, "methodology.md.j2", docs / "methodology.md",
-                      **methodology_context(configs, noise, results.gate))
-    measured = set(results.points["workload"].unique()) if len(results.points) else set()
-    nav: list[Any] = [{"Methodology": "methodology.md"},
-                      _write_sections(env, docs, "matrix.md", matrix_page(configs, measured))]
-    if (docs / "power.md").is_file():  # written by hand from the statistics benchmark
-        nav.append({"Statistical power": "power.md"})
-    return nav
 
 
 @dataclass
@@ -216,29 +85,9 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _write_pages(out: Path, docs: Path, fragments: Path, results: Results,
-                 stats_nav: Callable[[SiteVerdicts], list[Any]]) -> Path:
-    """Every Markdown page but the run pages (and the slots' HTML that is ready before MkDocs)
-    and the generated mkdocs.yml; returns the config's path. `stats_nav`: finishes the
-    statistics pages (started earlier) and gives their nav entries."""
-    configs = load_configs(CONF_DIR, SITE_SPEED)
-    # 2 cores: the analysis pages in a forked child, the statistics pages in another.
-    analysis_nav = forked.start(lambda: _write_analysis(render.environment(), docs, results),
-                                "tidemark-analysis-pages")
-    env = render.environment()
-    render.write_page(env, "index.md.j2", docs / "index.md",
-                      page=home_page(results.runs, results.points))
-    summary_nav = _write_summary(env, docs, results, configs)
-    workload_nav = _write_workloads(env, docs, fragments, results)
-    machine_nav = _write_machines(env, docs, results)
-    reference_nav = _write_reference(env, docs, results, configs)
-    nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},
-                      {"Analysis": analysis_nav()}]
-    if workload_nav:
-        nav.append({"Workloads": workload_nav})
-    nav += [{"Machines": machine_nav}, {"Runs": "runs/index.md"},
-            {"Statistics": stats_nav(results.verdicts)}, {"Reference": reference_nav}]
-    return render.write_config(out, BASE_CONFIG, nav, exclude_from_mkdocs())
+def generation_time() -> datetime:
+    """When this build happened, as the header and the published data's manifest say."""
+    return datetime.now(timezone.utc)
 
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
@@ -277,27 +126,33 @@ def check_snapshot(copy: Path, original: Path) -> None:
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     if gate.baseline:
         parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
+    generated = generation_time()
+    configs = load_configs(CONF_DIR, SITE_SPEED)
     cache = SiteCache(out / "cache")  # what the last build into `out` left to reuse
-    config = out / "mkdocs.yml"
+    config, site = out / "mkdocs.yml", out / "site"
     with times.phase("runs"):
-        first = read_runs(db, cache)
+        first = read_runs(db, cache, configs.instrumented)
         docs = _fresh_docs(out)
-    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages in
-    # another process, the points, verdicts and other pages here.
+    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages and
+    # the tools' data in other processes, the points, verdicts and other pages here.
     worker = RunPagesWorker(db, docs, config, first, cache)
     try:
         with times.phase("points"):
-            points = read_points(db, cache, first.fingerprints)
+            points = read_points(db, cache, first)
         # Hundreds of thousands of long-lived objects: the collector need not walk them again
         # and again, nor touch (and so copy) their pages in the forked children.
         gc.freeze()
-        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs, cache)
+        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs, cache, {
+            name: dict(conf.get("gap_notes") or {}) for name, conf in configs.workloads.items()})
         with times.phase("read"):
             results = read_results(db, gate, first, points)
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
+        # Parquet, CSV and precomputed comparisons: in a child until the site is built.
+        tool_data = start_tool_data(db, out, fragments, results, first.fingerprints, cache,
+                                    generated)
         with times.phase("pages"):
-            config = _write_pages(out, docs, fragments, results, stats_nav)
+            config = write_pages(out, docs, fragments, results, configs, stats_nav, generated)
             worker.wait_for_markdown()
     finally:
         worker.go_on()
@@ -306,9 +161,13 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
             shell = convert_shell(config)
             made = worker.bodies()
     with times.phase("run pages"):
-        place_run_pages(shell, out / "site", made, cache)
+        placed = place_run_pages(shell, site, made, cache)
     times.notes.append(f"{made.rebuilt} of {len(made.pages)} run pages rebuilt")
+    with times.phase("tool data"):
+        place_tool_data(tool_data, out, site, cache)
     with times.phase("fill"):
-        slots.fill(out / "site", fragments)
+        filled = slots.fill(site, fragments, csv_when_filled(site), processes=2)
+    with times.phase("csv, other pages"):
+        add_table_csv(site, filled | placed)
     cache.save()
-    return out / "site" / "index.html"
+    return site / "index.html"

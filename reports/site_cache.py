@@ -166,3 +166,37 @@ class RememberedSteps:
     def keep(self, used: dict[str, Any]) -> None:
         for key, steps in used.items():
             self._cache.store(self.KIND, key, key, steps)
+
+
+class KeptFiles:
+    """Files kept between builds under a key each (a published Parquet or CSV file): a file
+    whose key is unchanged is reused, any other is written anew under a name of its own. Used
+    in a forked child, whose `used` entries the parent `keep`s."""
+
+    def __init__(self, cache: SiteCache, kind: str):
+        self.kind, self._root = kind, cache.root / kind
+        self._known = cache.entries(kind)
+        self.used: dict[str, tuple[str, Any]] = {}
+
+    def reused(self, name: str, key: str) -> Path | None:
+        """The file kept for `name` under exactly `key`, or None."""
+        entry = self._known.get(name)
+        if entry is None or entry[0] != key:
+            return None
+        path = self._root / _files(entry[1])[0]
+        if not path.is_file():
+            return None
+        self.used[name] = entry
+        return path
+
+    def new(self, name: str, key: str, suffix: str) -> Path:
+        """Where to write `name`'s file for `key` (kept for the next build once written)."""
+        file = f"{digest(name, key)}{suffix}"
+        self.used[name] = (key, {"files": [file]})
+        self._root.mkdir(parents=True, exist_ok=True)
+        return self._root / file
+
+    @staticmethod
+    def keep(cache: SiteCache, kind: str, used: dict[str, tuple[str, Any]]) -> None:
+        for name, (key, facts) in used.items():
+            cache.store(kind, name, key, facts)

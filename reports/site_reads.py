@@ -1,6 +1,7 @@
-"""What a site build reads first (side effects: the DB read-only, out/cache): the runs and
-what keys each run's page, so that the run pages' worker starts at once, then every run's
-points, so that the statistics pages' process starts before the verdicts are read."""
+"""What a site build reads (side effects: the DB read-only, out/cache), in the order the build
+needs it: first the runs and what keys each run's page, so that the run pages' worker starts at
+once, then every run's points, so that the statistics pages' process starts before the
+verdicts, then the rest (`read_results`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,36 +9,91 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.store.reads import aa_pairs
+from orchestrator.gate import GateConf
+from orchestrator.store.reads import aa_pairs, parse_selector
 
-from . import queries, read_cache
+from . import aggregates, queries, read_cache
+from .caveats import with_caveats
+from .comparisons import SiteVerdicts, read_verdicts
 from .run_site import detailed_runs, log_files
 from .site_cache import SiteCache
 
 
 @dataclass(frozen=True)
 class RunReads:
-    runs: pd.DataFrame
+    runs: pd.DataFrame  # with their caveats (caveats.with_caveats)
     fingerprints: dict[str, str]  # run id → a hash of all the DB holds about it (read_cache)
     logs: dict[str, str]  # detailed run id → a hash of its logs' sizes and times
     aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
+    phases: pd.DataFrame  # what each phase of the detailed runs cost (queries.read_phases)
+    imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
+    instrumented: frozenset[str]  # build variants whose runs carry a caveat
 
 
-def read_runs(db: Path, cache: SiteCache) -> RunReads:
+def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
     """The runs and what keys each run's page: all the run pages' worker needs to start."""
     con = queries.open_results(db)
     try:
         runs = queries.read_runs(con)
-        return RunReads(runs, read_cache.run_fingerprints(con, cache),
-                        log_files(con, sorted(detailed_runs(runs))), aa_pairs(con))
+        runs, _ = with_caveats(runs, pd.DataFrame(), instrumented)
+        detailed = sorted(detailed_runs(runs))
+        return RunReads(runs, read_cache.run_fingerprints(con, cache), log_files(con, detailed),
+                        aa_pairs(con), queries.read_phases(con, detailed),
+                        queries.read_imported_values(con), frozenset(instrumented))
     finally:
         con.close()
 
 
-def read_points(db: Path, cache: SiteCache, fingerprints: dict[str, str]) -> pd.DataFrame:
-    """Every run's points; those of runs unchanged since the last build from its cache."""
+def read_points(db: Path, cache: SiteCache, first: RunReads) -> pd.DataFrame:
+    """Every run's points (those of runs unchanged since the last build from its cache), with
+    their runs' caveats."""
     con = queries.open_results(db)
     try:
-        return read_cache.read_points(con, cache, fingerprints)
+        points = read_cache.read_points(con, cache, first.fingerprints)
+    finally:
+        con.close()
+    return with_caveats(first.runs, points, set(first.instrumented))[1]
+
+
+@dataclass(frozen=True)
+class Results:
+    """Everything the pages need, read once with aggregated queries."""
+
+    runs: pd.DataFrame
+    points: pd.DataFrame
+    machines: pd.DataFrame
+    residency: pd.DataFrame
+    windows: pd.DataFrame
+    intervals: pd.DataFrame
+    aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
+    verdicts: SiteVerdicts  # what the analysis core decided: summary, gate, targets, workloads
+    gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
+    phases: pd.DataFrame  # what each phase cost, for the newest runs (queries.read_phases)
+    imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
+
+
+def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
+    """workload → the newest run that measured it (points are oldest first)."""
+    return dict(zip(points["workload"], points["run_id"]))
+
+
+def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
+                 points: pd.DataFrame | None = None) -> Results:
+    """Everything the pages show; `first` and `points`: the runs and points already read
+    (without them, as one read of the DB gives them, without caveats)."""
+    con = queries.open_results(db)
+    try:
+        if gate.baseline:
+            parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
+        runs = first.runs if first else queries.read_runs(con)
+        points = points if points is not None else queries.read_points(con)
+        latest = latest_run_per_workload(points)
+        phased = sorted(set(latest.values()) | detailed_runs(runs))
+        return Results(runs, points, aggregates.read_machines(con),
+                       aggregates.read_residency(con), aggregates.read_windows(con),
+                       aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
+                       read_verdicts(con, gate, latest.values()), gate,
+                       queries.read_phases(con, phased),
+                       first.imported if first else queries.read_imported_values(con))
     finally:
         con.close()

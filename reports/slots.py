@@ -5,9 +5,13 @@ build time, and this HTML (escaped when it was rendered) needs none of it."""
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from markupsafe import Markup
+
+from . import forked
 
 _PLACEHOLDER = '<div class="tm-slot" data-slot="{}"></div>'
 
@@ -24,16 +28,32 @@ def save(fragments: Path, page: str, name: str, html: str) -> None:
     path.write_text(html, encoding="utf-8")
 
 
-def fill(site: Path, fragments: Path) -> None:
-    """Put every saved slot into its built page (MkDocs wrote pages as <page>.html)."""
+def fill(site: Path, fragments: Path, finish: Callable[[Path, str], str] | None = None,
+         processes: int = 1) -> set[Path]:
+    """Put every saved slot into its built page (MkDocs wrote pages as <page>.html); `finish`
+    (page, its HTML) → HTML is applied to each filled page before it is written, so a last
+    pass over the built pages need not read the big ones again. With `processes` > 1 the
+    pages are shared among forked children (nothing else runs at this point of a build).
+    Returns the pages filled."""
     by_page: dict[Path, list[Path]] = defaultdict(list)
     for fragment in fragments.rglob("*.html"):
         by_page[fragment.parent].append(fragment)
-    for folder, parts in by_page.items():
+    pages = sorted(by_page.items())
+    waits = [forked.start(partial(_fill_pages, site, fragments, pages[i::processes], finish),
+                          "tidemark-fill") for i in range(1, processes)]
+    _fill_pages(site, fragments, pages[::processes], finish)
+    for wait in waits:
+        wait()
+    return {site / f"{folder.relative_to(fragments)}.html" for folder in by_page}
+
+
+def _fill_pages(site: Path, fragments: Path, pages: list[tuple[Path, list[Path]]],
+                finish: Callable[[Path, str], str] | None) -> None:
+    for folder, parts in pages:
         page = site / f"{folder.relative_to(fragments)}.html"
         html = fill_page(page.read_text(encoding="utf-8"),
                          {part.stem: part.read_text(encoding="utf-8") for part in parts}, page)
-        page.write_text(html, encoding="utf-8")
+        page.write_text(finish(page, html) if finish else html, encoding="utf-8")
 
 
 def fill_page(html: str, parts: dict[str, str], page: object) -> str:

@@ -19,18 +19,15 @@ from .pages import run_href
 from .comparisons import SiteVerdicts
 from .noise_table import noise_intro, noise_table
 from .stats_data import AbPair, StatsData
+from .labels import describe
 from .tables import Page, Section, Table
 
 MIN_RUNS_FOR_STEPS = 6  # E-Divisive needs at least min_size (3) runs on each side of a step
 
 
-def _series_label(row: Any) -> str:
-    """Engine (latest version), workload, threads, data set size, cache state, build variant."""
-    threads = f" ×{row.threads}" if row.threads != 1 else ""
-    params = getattr(row, "params", None)
-    num = f" num={params['num']:,}" if isinstance(params, dict) and "num" in params else ""
-    return (f"{row.engine} {row.engine_version} {row.workload}{threads}{num} "
-            f"[{row.cache_state}, {row.build_variant}]")
+def _series_label(row: dict[str, Any]) -> str:
+    """The workload and the series (labels.describe)."""
+    return f"{row['workload']} · {describe(row)}"
 
 
 def noise_page(points: pd.DataFrame, aa_pairs: list[tuple[str, str]], thresholds: Thresholds,
@@ -38,7 +35,7 @@ def noise_page(points: pd.DataFrame, aa_pairs: list[tuple[str, str]], thresholds
     """Each series' noise and the threshold its newest run was judged with (noise_table)."""
     table = noise_table(points, aa_pairs, thresholds, base)
     return Page("Series noise", escape_text(noise_intro(thresholds)),
-                [Section("Noise by series", tables=[table])] if table.rows else [])
+                [Section("Noise by series", tables=[table])] if table.rows else [], wide=True)
 
 
 CHANGE_POINT_WINDOW = 200
@@ -50,15 +47,18 @@ def changepoints_page(points: pd.DataFrame, base: str = "../",
     """Each significant step in a series' ops/s history, with the runs on either side;
     `detect`: the core's detector, or one that remembers its answers (site_cache)."""
     rows = []
+    searched = total = 0
     for _, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
+        total += 1
         if len(group) < MIN_RUNS_FOR_STEPS:
             continue
+        searched += 1
         # The newest runs only: a step older than the window is history the trend already shows,
         # and E-Divisive's cost grows with the square of the series' length.
         group = group.tail(CHANGE_POINT_WINDOW).reset_index(drop=True)
         for cp in detect(list(group["ops_median"])):
             before, after = group.iloc[cp.index - 1], group.iloc[cp.index]
-            rows.append([_series_label(after),
+            rows.append([_series_label(after.to_dict()),
                          Link(f"{before.run_id} ({before.engine_version})", run_href(before.run_id, base)),
                          Link(f"{after.run_id} ({after.engine_version})", run_href(after.run_id, base)),
                          Link(num(cp.before_median), run_href(before.run_id, base)),
@@ -69,12 +69,21 @@ def changepoints_page(points: pd.DataFrame, base: str = "../",
     intro = Markup(
         "Steps found by E-Divisive means (Matteson &amp; James) over each series' per-run ops/s "
         f"medians (the newest {CHANGE_POINT_WINDOW} runs), oldest first, with a 199-shuffle "
-        "permutation test at p &lt; 0.05 "
-        f"(orchestrator/analysis/changepoints.py). Series with fewer than {MIN_RUNS_FOR_STEPS} runs are "
-        "not searched.")
-    sections = [Section("Detected steps", tables=[table])] if rows else \
-        [Section("Detected steps", text=Markup("No significant step in any series."))]
-    return Page("Change points", intro, sections)
+        "permutation test at p &lt; 0.05 (see the [methodology](../methodology.md)). Series with "
+        f"fewer than {MIN_RUNS_FOR_STEPS} runs are not searched, and no step is claimed for them.")
+    return Page("Change points", intro, [Section("Detected steps", text=Markup(
+        searched_text(searched, total, len(rows))), tables=[table] if rows else [])])
+
+
+def searched_text(searched: int, total: int, steps: int) -> str:
+    """What was searched, so that 'no step' is never said of series that were not searched."""
+    if searched == 0:
+        return (f"None of the {total} series has the {MIN_RUNS_FOR_STEPS} runs a search needs "
+                f"yet, so none was searched: no step can be claimed either way.")
+    found = f"{steps} significant step{'s' if steps != 1 else ''}" if steps else \
+        "no significant step"
+    return (f"{searched} of {total} series had {MIN_RUNS_FOR_STEPS} or more runs and were "
+            f"searched: {found}. The other {total - searched} have too few runs to tell.")
 
 
 def _round_text(record: dict[str, Any]) -> str:
@@ -127,7 +136,7 @@ def ab_page(data: StatsData, base: str = "../") -> Page:
         "own CPU, swapped every round). Paired designs are judged on the per-round ratios B/A: "
         "p &lt; 0.05 (Wilcoxon signed-rank), a 95% bootstrap CI of the median ratio that "
         "excludes 0% change, and a change above the threshold; adaptive jobs by their stopping "
-        "rule (orchestrator/analysis/sequential.py); unpaired ones by the Mann–Whitney U test "
+        "rule (see the [methodology](../methodology.md)); unpaired ones by the Mann–Whitney U test "
         "and the ratio of medians; instruction counts (callgrind) need a change above the "
         "threshold and the spread between repetitions, every repetition of B beyond every "
         "repetition of A (their CI column is that range of ratios). The test column names "
@@ -136,23 +145,32 @@ def ab_page(data: StatsData, base: str = "../") -> Page:
                 empty="No `tidemark ab` job in this database yet.")
 
 
-def targets_page(verdicts: SiteVerdicts, base: str = "../") -> Page:
+def targets_page(verdicts: SiteVerdicts, base: str = "../", points: pd.DataFrame | None = None,
+                 gap_notes: dict[str, dict[str, str]] | None = None) -> Page:
     """Declared targets and bars of each workload's newest run, series by series; bars against
-    the same series in the run it is compared with (the gate's partner for the summarized run)."""
+    the same series in the run it is compared with (the gate's partner for the summarized run).
+    A miss carries its workload's gap note on its metric (`gap_notes` in the workload config)."""
+    workload_of = dict(zip(points["series_key"], points["workload"])) if points is not None else {}
     sections = []
     for run_id, results in verdicts.targets.items():
         if not results:
             continue
-        rows = [[t.series, t.target, Link(num(t.observed, 2), run_href(run_id, base))
-                 if t.observed is not None else MISSING, t.status] for t in results]
+        rows = []
+        for t in results:
+            notes = (gap_notes or {}).get(workload_of.get(t.series_key, ""), {})
+            note = notes.get(t.target.split()[0], "") if t.status != "meets" else ""
+            rows.append([t.series, t.target, Link(num(t.observed, 2), run_href(run_id, base))
+                         if t.observed is not None else MISSING, t.status, note or MISSING])
         sections.append(Section(f"Run {run_id}", text=Markup("[{}]({})").format(
             escape_text(run_id), run_href(run_id, base)), tables=[Table(
-                ("series", "target", "observed (median)", "status"), rows,
-                (False, False, True, False))]))
+                ("series", "target", "observed (median)", "status", "gap note"), rows,
+                (False, False, True, False, False))]))
     intro = Markup(
         "Targets (<code>p99_us &lt; 50</code>) and bars (<code>p99_us: 1.5</code> = at most 1.5 × "
         "the baseline run's median of the same series) declared in the workload config. Every "
         "series of a workload is judged on its own medians: each thread count and cache state "
-        "separately. `tidemark gate --targets` fails a candidate that is over target.")
+        "separately. `tidemark gate --targets` fails a candidate that is over target. A gap note "
+        "(<code>gap_notes</code> in the workload config) says why a target is missed.")
     return Page("Targets", intro, sections,
-                empty="No workload declares targets or bars yet (WorkloadConf.targets / bars).")
+                empty="No workload declares targets or bars yet (targets and bars in a workload's "
+                      "config).")

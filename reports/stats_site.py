@@ -36,14 +36,16 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
 
 
 def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
-                      aa_pairs: list[tuple[str, str]], cache: SiteCache
+                      aa_pairs: list[tuple[str, str]], cache: SiteCache,
+                      gap_notes: dict[str, dict[str, str]] | None = None,
                       ) -> Callable[[SiteVerdicts], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller reads the verdicts and
     writes the other pages (change-point detection is the slowest page on a long history, and
     needs no verdict; this machine has 2 cores). Returns a function that writes the targets
     page from the verdicts, waits for the child and gives the nav entries (or raises its
-    error). The child's change points of series whose window of history is unchanged come
-    from the last build's `cache`; what it used is kept for the next."""
+    error); `gap_notes`: workload → metric → why a target on it is missed. The child's change
+    points of series whose window of history is unchanged come from the last build's `cache`;
+    what it used is kept for the next."""
     steps = RememberedSteps(cache)
 
     def work() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -53,7 +55,8 @@ def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf
     wait = forked.start(work, "tidemark-stats-pages")
 
     def finish(site_verdicts: SiteVerdicts) -> list[dict[str, Any]]:
-        targets = _write(render.environment(), docs, "targets", targets_page(site_verdicts))
+        targets = _write(render.environment(), docs, "targets",
+                         targets_page(site_verdicts, points=points, gap_notes=gap_notes))
         nav, used = wait()
         steps.keep(used)
         nav["targets"] = targets

@@ -15,7 +15,10 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import Link, anchor, is_missing, nav_title, num
+from .labels import describe
 from .pages import run_href
+
+__all__ = ["describe"]  # the label of a series alone, for the pages built from these tables
 
 # Identity of a point without run-specific fields; builders drop the field they vary.
 IDENTITY = ("engine", "workload", "benchmark", "threads", "cache_state", "params_json",
@@ -42,6 +45,7 @@ class Section:
     chart: str = ""  # a plotly HTML fragment from `charts`
     warnings: list[str] = field(default_factory=list)
     anchor: str = ""
+    notes: list[str] = field(default_factory=list)  # what people wrote (caveats.py)
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Page:
     sections: list[Section]
     empty: str = "No data for this page yet."
     search_exclude: bool = False
+    # Wide tables: the page gives up the table-of-contents column so that they fit 1,400 px.
+    wide: bool = False
 
     @property
     def nav_title(self) -> str:
@@ -95,31 +101,7 @@ def linked(value: Any, point: pd.Series | dict, base: str, digits: int = 0,
     return Link(num(value, digits) + suffix, point_href(point, base))
 
 
-def short_params(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> str:
-    """The params that tell rows apart, e.g. 'num=100,000 value_size=100 compression=lz4'."""
-    shown = ("num", "value_size", "compression", "reads", "duration")
-    params = params or {}
-    parts = [f"{k}={num(params[k]) if isinstance(params[k], (int, float)) else params[k]}"
-             for k in shown if k in params and k not in drop]
-    return " ".join(parts) or "–"
-
-
 def latest_per_group(points: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The newest run's point of each group (ties: the later run id)."""
     ordered = points.sort_values(["started_at", "run_id"])
     return ordered.groupby(keys, sort=False, dropna=False).tail(1)
-
-
-def describe(point: pd.Series | dict, drop: tuple[str, ...] = ()) -> str:
-    """A row label: engine, benchmark (when not the workload's name), threads, cache, params."""
-    parts = [point["engine"]]
-    if point["benchmark"] != point["workload"]:
-        parts.append(point["benchmark"])
-    if "threads" not in drop:
-        parts.append(f"{point['threads']} thr")
-    if "cache_state" not in drop:
-        parts.append(point["cache_state"])
-    parts.append(short_params(point["params"], drop))
-    if "build_variant" not in drop:
-        parts.append(point["build_variant"])
-    return " · ".join(parts)

@@ -8,21 +8,25 @@ import pandas as pd
 from markupsafe import Markup
 
 from . import charts
-from .format import MISSING, Link, date, escape_text, is_missing, latency, num
+from .format import Link, date, escape_text, is_missing, latency, num
 from .pages import run_href
+from .caveats import caveat_warnings
 from .tables import Page, Section, Table, describe, group_key, linked, point_href, with_identity
 
 SWEPT = ("num", "value_size")
+UNITS = {"num": "keys", "value_size": "bytes"}  # the swept parameter's unit, for the x axis
+MIN_FIT_POINTS = 4  # an exponent fitted to 2 or 3 points says nothing about the shape
 VARIANT_PARAMS = ("compression",)
 EXPONENT_TOLERANCE = 0.10  # |Δ exponent| above this is flagged as a departure
 BASELINE_VALUES = {"compression": "none", "build_variant": "release", "runner": "host"}
 
 
 def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
-    """Least-squares slope of log(y) on log(x): y ∝ x^k. None with < 2 distinct positive x."""
+    """Least-squares slope of log(y) on log(x): y ∝ x^k. None with fewer than MIN_FIT_POINTS
+    distinct positive x (a line through 2 or 3 points always "fits")."""
     pairs = [(math.log(x), math.log(y)) for x, y in zip(xs, ys)
              if not is_missing(x) and not is_missing(y) and x > 0 and y > 0]
-    if len({x for x, _ in pairs}) < 2:
+    if len({x for x, _ in pairs}) < MIN_FIT_POINTS:
         return None
     mx = sum(x for x, _ in pairs) / len(pairs)
     my = sum(y for _, y in pairs) / len(pairs)
@@ -75,16 +79,22 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
             warnings.append(f"the exponent moved from {previous['k']:.3f} to {k:.3f} "
                             f"(|Δ| > {EXPONENT_TOLERANCE}): throughput now scales differently "
                             f"with {param}")
-    text = Markup("Run [{}]({}) · fitted exponent **k = {}** (ops/s ∝ {}<sup>k</sup>) · "
-                  "previous: {}").format(escape_text(newest_id), run_href(newest_id, ""),
-                                         MISSING if k is None else f"{k:.3f}", param, prev_text)
+    if k is None:
+        fit = Markup("{} values of {}: no exponent is fitted to fewer than {} points").format(
+            len(newest), param, MIN_FIT_POINTS)
+    else:
+        fit = Markup("fitted exponent **k = {:.3f}** (ops/s ∝ {}<sup>k</sup>) · previous: "
+                     "{}").format(k, param, prev_text)
+    text = Markup("Run [{}]({}) · {}").format(escape_text(newest_id), run_href(newest_id, ""), fit)
     curves = [{"label": f"run {r}", "x": s.sort_values("x")["x"].tolist(),
                "y": s.sort_values("x")["ops_median"].tolist()}
               for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")]
     first = newest.iloc[0]
+    unit = f"{param} ({UNITS[param]})" if param in UNITS else param
     return Section(f"{first['workload']} · {param} · {describe(first, (param,))}", text=text,
-                   warnings=warnings, chart=charts.sweep_chart(curves, param, f"sweep-{param}-{index}"),
-                   tables=[Table((param, "ops/s", "p50 µs", "MB/s"), rows)])
+                   warnings=warnings + caveat_warnings(newest),
+                   chart=charts.sweep_chart(curves, unit, f"sweep-{param}-{index}"),
+                   tables=[Table((unit, "ops/s", "p50 µs", "MB/s"), rows)])
 
 
 def sweeps_page(points: pd.DataFrame) -> Page:
@@ -101,9 +111,27 @@ def sweeps_page(points: pd.DataFrame) -> Page:
         "Throughput against a parameter swept within one run (`num` or `value_size`), with "
         "everything else equal. The exponent k is the least-squares slope of log(ops/s) on "
         "log(parameter): k = 0 means throughput does not depend on it, k = −1 means it falls in "
-        f"proportion. A change of more than {EXPONENT_TOLERANCE} from the previous run's "
-        "exponent is flagged.")
+        f"proportion; it is fitted only to {MIN_FIT_POINTS} or more values. A change of more "
+        f"than {EXPONENT_TOLERANCE} from the previous run's exponent is flagged.")
     return Page("Sweeps", intro, sections, empty="No run has swept num or value_size yet.")
+
+
+TABLE_SHARE = 0.9  # a ratio only when the table files hold (nearly) all of the data set
+
+
+def size_cells(point: Any) -> list[Any]:
+    """The data set on disk (a writer's files after it ran, a reader's before) and, for a
+    writer whose table files hold the data set, its compression ratio: raw key + value bytes ÷
+    table bytes. Data still in the memtable sits uncompressed in the log: no ratio then."""
+    size, tables = point.get("data_bytes_median"), point.get("table_bytes_median")
+    params = point.get("params") or {}
+    if is_missing(size) or not size:
+        return [None, None]
+    raw = params.get("num", 0) * (params.get("key_size", 0) + params.get("value_size", 0))
+    held = not is_missing(tables) and tables >= TABLE_SHARE * size
+    ratio = Link(f"{raw / tables:.2f}×", point_href(point, "")) if raw and held else \
+        "in the log" if not is_missing(tables) else None
+    return [linked(size / 2**20, point, "", 1), ratio]
 
 
 def ratio_rows(group: pd.DataFrame, column: str) -> list[list[Any]]:
@@ -117,14 +145,17 @@ def ratio_rows(group: pd.DataFrame, column: str) -> list[list[Any]]:
         slowdown = base_ops / p["ops_median"] if not is_missing(p["ops_median"]) and p["ops_median"] else None
         overhead = None if slowdown is None else (slowdown - 1) * 100
         rows.append([str(p[column]) + (" (baseline)" if p[column] == base.iloc[0][column] else ""),
-                     Link(p["run_id"], run_href(p["run_id"], "")), linked(p["ops_median"], p, ""),
+                     Link(date(p["started_at"]), run_href(p["run_id"], "")),
+                     linked(p["ops_median"], p, ""),
                      Link(latency(p["p50_median"]), point_href(p, "")),
                      linked(overhead, p, "", 1, " %"),
-                     linked(slowdown, p, "", 3, "×")])
+                     linked(slowdown, p, "", 3, "×"), *size_cells(p)])
     return rows
 
 
-RATIO_COLUMNS = ("Variant", "Run", "ops/s", "p50 µs", "Overhead", "Slowdown ratio")
+RATIO_COLUMNS = ("Variant", "Run", "ops/s", "p50 µs", "Overhead", "Slowdown ratio",
+                 "On disk MiB", "Compression ratio")
+RATIO_ALIGN = (False, False, True, True, True, True, True, True)
 
 
 def param_variant_sections(points: pd.DataFrame) -> list[Section]:
@@ -138,7 +169,7 @@ def param_variant_sections(points: pd.DataFrame) -> list[Section]:
         for _, group in varied_in_run(frame, param, keep_runs=1).groupby("group", sort=False):
             first = group.iloc[0]
             sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
-                                    tables=[Table(RATIO_COLUMNS, ratio_rows(group, param))]))
+                                    tables=[Table(RATIO_COLUMNS, ratio_rows(group, param), RATIO_ALIGN)]))
     return sections
 
 
@@ -160,7 +191,9 @@ def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[
             escape_text(first["engine"]), escape_text(first["engine_version"]), label,
             date(latest["started_at"].max()))
         sections.append(Section(f"{first['workload']} · {label} · {describe(first, (column,))}",
-                                text=text, tables=[Table(RATIO_COLUMNS, ratio_rows(latest, column))]))
+                                text=text, tables=[Table(RATIO_COLUMNS, ratio_rows(latest, column),
+                                                         RATIO_ALIGN)],
+                                warnings=caveat_warnings(latest)))
     return sections
 
 
@@ -176,5 +209,10 @@ def variants_page(points: pd.DataFrame) -> Page:
         "The baseline is compression=none, the release build and the host runner where "
         "present: the runner rows give the container runner's overhead against the host "
         "(`runner=docker`); for a figure measured side by side, interleaved in one job, see "
-        "`benchmarks/docker_overhead.py`.")
-    return Page("Variants", intro, sections, empty="No variant pair has been measured yet.")
+        "`benchmarks/docker_overhead.py`. **On disk** is "
+        "the data set's size as recorded (a writer's database files after it ran, a reader's "
+        "before); **compression ratio** = num × (key size + value size) ÷ the bytes of its table "
+        "files, shown when they hold the data set (\"in the log\": most of it was still in "
+        "the memtable, whose log is not compressed); a dash where the run did not record it.")
+    return Page("Variants", intro, sections, wide=True,
+                empty="No variant pair has been measured yet.")

@@ -80,3 +80,11 @@ if command -v dockerd >/dev/null && ! docker info >/dev/null 2>&1; then
   done
   docker info >/dev/null 2>&1 || echo "tidemark setup: dockerd did not answer within 30 s; see /var/log/dockerd.log (runner=docker will say so; runner=host is unaffected)" >&2
 fi
+
+# npm installs the site's DuckDB-WASM (package.json); a machine with its own Node.js keeps it
+# (Debian's npm would conflict with a Node.js that bundles npm).
+if ! command -v npm >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends nodejs npm
+fi

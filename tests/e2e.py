@@ -10,12 +10,20 @@ import duckdb
 TIDEMARK = str(Path(sys.executable).parent / "tidemark")
 
 
-def tidemark(tmp: Path, *args: str, check: bool = True, timeout: float = 1800) -> subprocess.CompletedProcess:
-    """`tidemark run ARGS` with the DB, logs and data under tmp; the build cache is the real one."""
+def run_argv(tmp: Path, *args: str) -> list[str]:
+    """The `tidemark ARGS` command line, a run's DB, logs and data under tmp."""
     argv = [TIDEMARK, *args]
     if args and args[0] == "run":
         argv += [f"db={tmp / 'tidemark.duckdb'}", f"results_dir={tmp}", f"data_dir={tmp / 'data'}"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return argv
+
+
+def tidemark(tmp: Path, *args: str, check: bool = True, timeout: float = 1800,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`tidemark run ARGS` with the DB, logs and data under tmp; the build cache is the real one."""
+    argv = run_argv(tmp, *args)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(argv)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc

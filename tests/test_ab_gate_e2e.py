@@ -92,6 +92,10 @@ def test_gate_exit_codes_on_real_runs(tmp_path):
     assert len(typo.stderr.strip().splitlines()) == 1, typo.stderr
     itself = gate(aa, "--baseline", "latest", "--candidate", "latest")
     assert itself.returncode == 2 and "are the same run" in itself.stderr
+    # A mistyped metric names itself and what was measured, never "no workload in common".
+    nope = gate(aa, "--baseline", "latest~1", "--candidate", "latest", "--metric", "ops_per_secs")
+    assert nope.returncode == 2 and "metric 'ops_per_secs' was not measured" in nope.stderr
+    assert "ops_per_sec," in nope.stderr and len(nope.stderr.strip().splitlines()) == 1
 
 
 def test_compare_refuses_different_machine_fingerprints(tmp_path):

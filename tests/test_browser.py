@@ -1,12 +1,15 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright, served over HTTP.
 
-The DB holds two real LevelDB runs (a threads sweep, so the scaling page has a curve) and one
-hostile run written through the store whose names are HTML. For every page type: no console
-errors, plots render with data, local links resolve, and the hostile names stay text.
+The DB holds two real LevelDB runs (a threads sweep, so the scaling page has a curve), a cold
+and a warm run (the cache-states page), an imported db_bench log and one hostile run written
+through the store whose names are HTML. For every page type: no console errors, plots render
+with data, local links resolve, and the hostile names stay text; the headline pages fit 1,400
+px without a sideways scrollbar, and the imported run has a page with its numbers.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import threading
 from collections.abc import Iterator
@@ -30,15 +33,23 @@ SCRIPT = "<script>window.__xss=1;alert(1)</script>"
 IMG = "<img src=x onerror=\"window.__xss=1;alert(1)\">"
 HOSTILE_RUN = "29991231T235959-xss001"
 SWEEP = "suite.items=[{workload: readrandom, threads: [1, 2], params: {num: 5000}}]"
-PAGES_WITH_PLOTS = ("scaling.html", "workloads/readrandom.html")
+DATA = Path(__file__).resolve().parent / "data"
+IMPORTED = DATA / "leveldb" / "readrandom_t2.stdout"
+IMPORT_RUN = f"import-{hashlib.sha256(IMPORTED.read_bytes()).hexdigest()[:12]}"  # importer.py
+PAGES_WITH_PLOTS = ("index.html", "scaling.html", "workloads/readrandom.html", "fleet/index.html")
+# The headline pages a reader opens first: each must fit a 1,400 px window.
+HEADLINE_PAGES = ("index.html", "summary.html", "latest.html", "workloads/readrandom.html",
+                  "cache-states.html")
 PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate.html",
               "percentiles.html",
               "cache-states.html", "scaling.html", "sustained.html", "sweeps.html",
               "variants.html", "workloads/readrandom.html", "machines/index.html",
+              "fleet/index.html",
               "runs/index.html", "methodology.html", "matrix.html", "power.html",
               "statistics/noise.html", "statistics/change-points.html", "statistics/ab.html",
               "statistics/targets.html",
-              f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html")
+              f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html",
+              f"runs/{IMPORT_RUN}.html")
 
 
 def add_hostile_run(db: Path) -> None:
@@ -67,8 +78,17 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for _ in range(2):
         tidemark(tmp, "run", "engine=leveldb", "suite=tiny", SWEEP, "repetitions=2",
                  f"cache_dir={CACHE_DIR}")
+    tidemark(tmp, "run", "-m", "engine=leveldb", "workload=readrandom", "cache=cold,warm",
+             "workload.params.num=5000", "repetitions=2", f"cache_dir={CACHE_DIR}")
+    tidemark(tmp, "import", str(IMPORTED), "--format", "db_bench_leveldb", "--threads", "2",
+             "--machine", "lab-box", "--engine-version", "1.23", "--date", "2024-06-02",
+             "--db", str(tmp / "tidemark.duckdb"))
     add_hostile_run(tmp / "tidemark.duckdb")
-    site = build_site(tmp / "tidemark.duckdb", tmp / "out").parent
+    yield from served(build_site(tmp / "tidemark.duckdb", tmp / "out").parent)
+
+
+def served(site: Path) -> Iterator[str]:
+    """The built site over HTTP on a free local port, for as long as the generator lives."""
     handler = functools.partial(QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -114,11 +134,63 @@ def test_page_loads_without_errors_or_script_injection(browser, base_url: str, p
 def test_plots_render_with_data(browser, base_url: str, path: str) -> None:
     page, errors, _ = visit(browser, base_url + path)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
-    traces = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot'))"
-                           ".map(div => div.data.length)")
-    assert traces and all(n > 0 for n in traces), f"{path}: {traces}"
+    # Points per plot, over its traces: a plot with traces but no points draws nothing.
+    points = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                           ".map(div => div.data.reduce((n, t) => n + (t.x || []).length, 0))")
+    assert points and all(n > 0 for n in points), f"{path}: {points}"
     assert errors == []
     page.close()
+
+
+def test_dashboard_draws_a_small_trend_per_headline_series(browser, base_url: str) -> None:
+    page, errors, _ = visit(browser, base_url + "index.html")
+    page.wait_for_selector(".tm-spark .js-plotly-plot .main-svg", timeout=15000)
+    cards = page.evaluate("""Array.from(document.querySelectorAll('.tm-spark')).map(card => ({
+        title: card.querySelector('.tm-spark-title').textContent.trim(),
+        points: card.querySelector('.js-plotly-plot').data[2].x.length,
+        drawn: card.querySelectorAll('.js-plotly-plot .scatterlayer .point').length}))""")
+    assert len(cards) >= 2 and all(c["points"] >= 1 and c["drawn"] >= 1 for c in cards), cards
+    # The readrandom series measured twice (two runs of the threads sweep) shows both runs.
+    assert any(c["title"].startswith("readrandom") and c["points"] >= 2 for c in cards), cards
+    assert errors == []
+    page.close()
+
+
+SIDEWAYS = """() => {
+    const wide = [];
+    if (document.scrollingElement.scrollWidth > window.innerWidth) wide.push('the page');
+    for (const el of document.querySelectorAll('body *')) {
+        const overflow = getComputedStyle(el).overflowX;
+        if ((overflow === 'auto' || overflow === 'scroll') && el.scrollWidth > el.clientWidth + 1)
+            wide.push(el.tagName + ': ' + (el.textContent || '').trim().slice(0, 60));
+    }
+    return wide;
+}"""
+
+
+@pytest.mark.parametrize("path", HEADLINE_PAGES)
+def test_headline_pages_fit_1400_px_without_a_sideways_scrollbar(browser, base_url: str,
+                                                                  path: str) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(base_url + path, wait_until="load")
+    page.wait_for_timeout(500)  # plots draw after DOMContentLoaded
+    assert page.locator("table").count() > 0, f"{path} has no table to check"
+    assert page.evaluate(SIDEWAYS) == [], path
+    page.close()
+
+
+def test_an_imported_run_has_its_page_with_its_numbers(browser, base_url: str) -> None:
+    page, errors, _ = visit(browser, base_url + f"runs/{IMPORT_RUN}.html")
+    body = page.inner_text("body")
+    assert "imported from readrandom_t2.stdout (db_bench_leveldb)" in body
+    # The log's own result line: 3.224 micros/op over 2 threads is 620,347 ops/s.
+    assert "ops_per_sec" in body and "620,347" in body and "micros_per_op" in body
+    assert f"tidemark import {IMPORTED}" in body  # how to import it again
+    page.close()
+    runs, _, _ = visit(browser, base_url + "runs/index.html")
+    assert IMPORT_RUN in runs.inner_text("body") and "(imported)" in runs.inner_text("body")
+    runs.close()
+    assert errors == []
 
 
 def test_internal_links_resolve(browser, base_url: str) -> None:
@@ -172,20 +244,30 @@ FIRST_HISTORY_TABLE = """() => {
 }"""
 
 
+def _number(cell: dict) -> float | None:
+    try:
+        return float(cell["text"].replace(",", ""))
+    except ValueError:
+        return None
+
+
 def test_history_delta_between_two_chosen_columns(browser, base_url: str) -> None:
     page, errors, _ = visit(browser, base_url + "history.html")
     selects = page.locator(".tm-delta-picker:has(select)").first.locator("select")
     assert selects.count() == 2 and selects.nth(0).input_value() == "1"
     before = page.evaluate(FIRST_HISTORY_TABLE)
-    assert before["header"][-1] == "Δ% column 1 → 2"
-    selects.nth(0).select_option("2")
-    selects.nth(1).select_option("1")
+    columns = len(before["header"]) - 2
+    assert columns >= 2 and before["header"][-1] == f"Δ% column 1 → {columns}"
+    # A series with values in two columns: the Δ% between them, picked the other way round.
+    index, a, b = next((i, a, b) for i, row in enumerate(before["rows"])
+                       for a in range(1, columns + 1) for b in range(a + 1, columns + 1)
+                       if _number(row[a]) and _number(row[b]))
+    selects.nth(0).select_option(str(b))
+    selects.nth(1).select_option(str(a))
     after = page.evaluate(FIRST_HISTORY_TABLE)
-    assert after["header"][-1] == "Δ% column 2 → 1"
-    row = after["rows"][0]
-    first, second = (float(row[i]["text"].replace(",", "")) for i in (1, 2))
-    assert row[-1]["text"] == f"{(first / second - 1) * 100:+.1f}%"
-    assert row[-1]["href"] == row[1]["href"]  # the new Δ% links to the run of the "to" column
-    assert before["rows"][0][-1]["text"] == f"{(second / first - 1) * 100:+.1f}%"
+    assert after["header"][-1] == f"Δ% column {b} → {a}"
+    row = after["rows"][index]
+    assert row[-1]["text"] == f"{(_number(row[a]) / _number(row[b]) - 1) * 100:+.1f}%"
+    assert row[-1]["href"] == row[a]["href"]  # the new Δ% links to the run of the "to" column
     assert errors == []
     page.close()

@@ -60,3 +60,20 @@ def test_a_held_build_lock_is_waited_for_and_said(tmp_path):
         time.sleep(0.2)
         assert child.poll() is None  # still waiting while this process holds the lock
     assert child.communicate(timeout=30)[0].strip() == "got it"
+
+
+def test_a_lock_taken_before_its_holder_wrote_its_pid_is_said_plainly(tmp_path):
+    """Two builders starting together: the waiter may read the lock file in the instant between
+    the holder's flock and its pid write (it said 'held by pid another process')."""
+    import fcntl
+    import sys
+
+    lock = tmp_path / "x.lock"
+    code = ("from pathlib import Path; from orchestrator.filelock import held\n"
+            f"with held(Path({str(lock)!r}), 'another build of x', print):\n    pass")
+    with lock.open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # locked, no pid in the file yet
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        first = child.stdout.readline()
+    child.communicate(timeout=30)
+    assert first == "waiting for another build of x (held by another process)\n"

@@ -40,6 +40,13 @@ def test_every_runner_option_composes(compose_conf):
     (("docker", "alpine", 4096, "none"), "runner.base='alpine'"),
     (("docker", "scratch", 2, "none"), "at least 6 MB"),
     (("docker", "scratch", 4096, "own"), "machine.shield=none"),
+    # The run's cgroup is the host runner's: a container never joins it, so its limits would
+    # silently not apply.
+    (("docker", "scratch", 4096, "none", {"cgroup_memory_mb": 64}),
+     "machine.cgroup_memory_mb=64"),
+    (("docker", "scratch", 4096, "none", {"cgroup_cpu_quota_pct": 50}),
+     "machine.cgroup_cpu_quota_pct=50"),
+    (("docker", "scratch", 4096, "none", None, -1.0), "runner.grace_s=-1"),  # failed every step
 ])
 def test_runner_settings_that_cannot_run_are_refused_in_one_line(args, fragment):
     with pytest.raises(ConfigError) as err:
@@ -99,7 +106,8 @@ def test_options_pin_limit_and_mount_the_run_folders_at_their_host_paths(tmp_pat
     assert options["cpuset_cpus"] == "1" and options["network_mode"] == "none"
     assert options["mem_limit"] == options["memswap_limit"] == 256 << 20  # no swap beyond it
     logs = str(tmp_path / "results" / "logs" / "r1")  # relative to the working directory
-    assert options["volumes"][logs] == {"bind": logs, "mode": "rw"}
+    (mount,) = [m for m in options["mounts"] if m["Target"] == logs]
+    assert mount["Source"] == logs and mount["Type"] == "bind" and not mount["ReadOnly"]
     assert options["working_dir"] == str(tmp_path) and options["labels"]["tidemark"] == "r1"
     unpinned = container_options(_ctx(tmp_path, pin=()), _step(), SPEC, tmp_path)
     assert "cpuset_cpus" not in unpinned

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.container_image import ensure_image, image_tag, recipe_content
+from orchestrator.container_image import EXEC_SOURCE, ensure_image, image_tag, recipe_content
 from orchestrator.docker_client import LABEL, connect_docker
 from tests.e2e import TIDEMARK, query, tidemark
 
@@ -149,15 +149,21 @@ def test_sigterm_removes_the_running_container(tmp_path):
     assert query(tmp_path, "SELECT status FROM runs") == [("interrupted",)]
 
 
-def test_kill_9_leaves_a_labelled_container_that_machine_reset_removes(tmp_path):
+# What removes the container of a run killed outright: `tidemark machine reset`, or the next
+# run, also a host run (which would otherwise measure while the container still runs).
+CLEANERS = {"machine reset": ["machine", "reset"],
+            "next host run": ["run", "engine=leveldb", "workload=fillseq", "repetitions=1",
+                              "workload.params.num=1000"]}
+
+
+@pytest.mark.parametrize("cleaner", sorted(CLEANERS))
+def test_kill_9_leaves_a_labelled_container_that_the_next_command_removes(tmp_path, cleaner):
     proc, run_id = _start_long_run(tmp_path)
     os.killpg(proc.pid, signal.SIGKILL)  # Tidemark cannot clean up: the container runs on
     proc.communicate(timeout=60)
     assert containers_of(run_id), "the container should have outlived its run"
-    reset = subprocess.run([TIDEMARK, "machine", "reset"], capture_output=True, text=True,
-                           timeout=120, stdin=subprocess.DEVNULL)
-    assert reset.returncode == 0, reset.stderr
-    assert f"run {run_id}" in reset.stdout
+    after = tidemark(tmp_path / "after", *CLEANERS[cleaner], timeout=600)
+    assert f"removed leftover container" in after.stdout and f"run {run_id}" in after.stdout
     assert containers_of(run_id) == []
 
 
@@ -181,9 +187,77 @@ def test_no_daemon_is_one_line_and_the_host_runner_is_unaffected(tmp_path):
 
 
 def test_ab_across_runners_names_the_runner(tmp_path):
-    proc = tidemark(tmp_path, "ab", "--a", "runner=host", "--b", "runner=docker", "--",
+    # The folders have a ':' in their path, which docker's volume syntax splits on: both
+    # sides measure all the same (the container's bind mounts are given field by field).
+    where = tmp_path / "with:colon"
+    proc = tidemark(where, "ab", "--a", "runner=host", "--b", "runner=docker", "--",
                     "engine=leveldb", "workload=readrandom", "repetitions=2",
-                    "workload.params.num=2000", f"db={tmp_path / 'tidemark.duckdb'}",
-                    f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}")
+                    "workload.params.num=2000", f"db={where / 'tidemark.duckdb'}",
+                    f"results_dir={where}", f"data_dir={where / 'data'}")
     assert "differs (named, compared anyway): runner: host vs docker" in proc.stdout
-    assert sorted(query(tmp_path, "SELECT runner FROM runs")) == [("docker",), ("host",)]
+    assert sorted(query(where, "SELECT runner FROM runs")) == [("docker",), ("host",)]
+    assert query(where, "SELECT DISTINCT status FROM invocations") == [("ok",)]
+
+
+def test_the_exec_helper_kills_at_timeout_s_not_the_next_whole_second(tmp_path):
+    """The container's PID 1 enforces timeout_s as the host runner does: timeout_s=0.3 stops a
+    0.6 s process (it used to round the limit up to a whole second and let it finish)."""
+    helper = tmp_path / "tidemark-exec"
+    subprocess.run(["cc", "-O2", "-o", str(helper), str(EXEC_SOURCE)], check=True)
+    report = tmp_path / "report.json"
+    subprocess.run([str(helper), str(report), str(tmp_path / "out"), str(tmp_path / "err"),
+                    "0.3", "--", "sleep", "0.6"], timeout=30)
+    got = json.loads(report.read_text())
+    assert got["timed_out"] is True and got["exit_code"] == -signal.SIGKILL, got
+
+
+@pytest.fixture
+def own_daemon():
+    """A Docker daemon of this test's own (its own root, sockets, no network), so stopping it
+    disturbs no one else's containers; DOCKER_HOST for it, and its process."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="tm-dockerd-", dir="/tmp"))  # socket paths stay short
+    sock = f"unix://{root}/docker.sock"
+    daemon = subprocess.Popen(
+        ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+         "-H", sock, "--pidfile", str(root / "docker.pid"), "--bridge", "none",
+         "--iptables=false", "--ip-masq=false"],
+        stdout=(root / "log").open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    env = {**os.environ, "DOCKER_HOST": sock}
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run(["docker", "version"], env=env, capture_output=True).returncode:
+            assert daemon.poll() is None and time.monotonic() < deadline, (root / "log").read_text()
+            time.sleep(0.2)
+        yield env, daemon
+    finally:
+        if daemon.poll() is None:
+            daemon.terminate()
+            daemon.wait(timeout=60)
+        subprocess.run(["umount", "-R", str(root)], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_daemon_stopped_mid_run_ends_the_run_in_one_line_keeping_what_was_measured(
+        tmp_path, own_daemon):
+    env, daemon = own_daemon
+    argv = [TIDEMARK, "run", *SMALL, "workload=fillrandom", "repetitions=3", "timeout_s=120",
+            "workload.params.num=500000", f"db={tmp_path / 'tidemark.duckdb'}",
+            f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    deadline = time.monotonic() + 300
+    while not list((tmp_path / "logs").glob("*/0002-*.stdout")):  # the 2nd container runs
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    daemon.terminate()  # dockerd stops: its containers are stopped with it
+    daemon.wait(timeout=60)
+    _, stderr = proc.communicate(timeout=120)
+    lines = stderr.strip().splitlines()
+    assert proc.returncode == 130 and len(lines) == 1, stderr
+    assert f"the Docker daemon at {env['DOCKER_HOST']} stopped answering" in lines[0]
+    assert "make setup" in lines[0] and "marked interrupted" in lines[0]
+    assert query(tmp_path, "SELECT status FROM runs") == [("interrupted",)]
+    assert query(tmp_path, "SELECT seq, status FROM invocations") == [(1, "ok")]

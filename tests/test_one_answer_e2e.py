@@ -16,7 +16,9 @@ import pytest
 from orchestrator.gate import GateConf, load_gate_conf
 from reports.comparisons import read_verdicts
 from reports.noise_table import noise_table
-from reports.pages import series_label, workload_page
+from reports.labels import Labeler
+from reports.verdict_words import mark, verdict_css
+from reports.workload_page import newest_per_series, workload_page
 from reports.site import read_results
 from reports.tables import describe
 from tests.e2e import add_other_machine, query, tidemark
@@ -155,11 +157,15 @@ def test_history_pages_and_cli_agree_on_every_shared_series(history):
     for workload in latest["workload"].unique():
         page = workload_page(workload, points, verdicts.latest)
         mine = latest[latest["workload"] == workload]
-        labels = {series_label(p): p["series_key"] for _, p in mine.iterrows()}
+        labeler = Labeler.of(newest_per_series(points[points["workload"] == workload])
+                             .to_dict("records"))
+        labels = {labeler.label(p): p["series_key"] for p in mine.to_dict("records")}
         assert len(labels) == len(mine)  # rows of one workload page are told apart
-        for row in page["verdicts"]["rows"]:
-            assert row["verdict"] == by_key[labels[row["label"]]]
-        assert len(page["verdicts"]["rows"]) == sum(1 for k in by_key if k in set(mine["series_key"]))
+        judged = [row for row in page["latest"].rows if labels[row[0]] in by_key]
+        assert len(judged) == sum(1 for k in by_key if k in set(mine["series_key"]))
+        for row in judged:  # the Verdict column says the summary's verdict, in its colour
+            assert row[3].text == mark(by_key[labels[row[0]]])
+            assert row[3].css == verdict_css(by_key[labels[row[0]]])
     # Noise page and Methodology: the threshold of each series is the one the gate used.
     table = noise_table(points, results.aa_pairs, conf.thresholds, "")
     thresholds = {row[0].text: row[-1] for row in table.rows}

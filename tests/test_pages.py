@@ -10,10 +10,11 @@ from markupsafe import Markup
 
 from reports import charts
 from reports.format import Link, cell, cpu_ranges, latency, nav_title, num, slug
-from reports.pages import (cv_pct, delta_pct, home_page, params_summary, spread_text, trend_table,
-                           workload_page)
+from reports.labels import params_text
+from reports.pages import cv_pct, delta_pct, spread_text
 from reports.render import environment
-from reports.run_page import state_rows
+from reports.run_page import plain
+from reports.workload_page import trend_table, workload_page
 
 NAN = float("nan")
 
@@ -52,9 +53,9 @@ def test_spread_and_number_formats():
     assert spread_text(NAN, 1.0) == "–"
     assert num(1234567.891) == "1,234,568" and num(39.84, 1) == "39.8" and num(None) == "–"
     assert latency(2.781) == "2.78" and latency(1234.5) == "1,234" and latency(NAN) == "–"
-    assert params_summary({"num": 100000, "value_size": 100, "key_size": 16}) == \
+    assert params_text({"num": 100000, "value_size": 100, "key_size": 16}) == \
         "num=100,000 value_size=100"
-    assert params_summary({}) == "–"
+    assert params_text({}) == "–"
     assert cpu_ranges([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8" and cpu_ranges([]) == "–"
 
 
@@ -114,73 +115,56 @@ def points_frame() -> pd.DataFrame:
     ])
 
 
-def test_trend_table_columns_oldest_first_and_delta_against_previous_value():
-    table = trend_table(points_frame(), "../")
-    assert [c.href for c in table["columns"]] == [f"../runs/{r}.md" for r in ("r1", "r2", "r3")]
-    by_threads = {row["key"]: row["cells"] for row in table["rows"]}
-    two = by_threads["s2"]
-    assert [c.text for c in two] == ["100", "110 (+10.0%)", "99 (-10.0%)"]
-    assert two[1].href == "../runs/r2.md#inv-0003"
-    one = by_threads["s1"]
-    assert one[1] is None  # not run in r2: an empty cell, and r3 compares with r1
-    assert one[2].text == "60 (+20.0%)"
+def test_trend_table_newest_values_first_with_the_change_from_the_run_before():
+    table = trend_table(points_frame())
+    assert table.columns[:3] == ("Series", "Newest", "Previous") and table.columns[-1] == "Runs"
+    by_threads = {row[0]: row[1:] for row in table.rows}
+    two = by_threads["2 thr · warm"]
+    assert [c.text for c in two[:3]] == ["99 (-10.0%)", "110 (+10.0%)", "100"]
+    assert two[0].href == "../runs/r3.md#inv-0003" and two[3] is None
+    assert two[-1] == "3"  # runs of the series (the chart has their dates)
+    one = by_threads["1 thr · warm"]  # not run in r2: r3 compares with r1
+    assert [c.text for c in one[:2]] == ["60 (+20.0%)", "50"]
 
 
-def test_workload_page_latest_rows_spread_cv_and_chart_series():
+def test_workload_page_fewer_columns_and_rows_named_by_what_differs():
     page = workload_page("readrandom", points_frame())
     assert page["latest_run"].href == "../runs/r3.md"
-    rows = {row["threads"].text: row for row in page["rows"]}
-    assert rows["2"]["ops"].text == "99" and rows["2"]["spread"].text == "89–109"
-    assert rows["2"]["cv"].text == "5.0%" and rows["2"]["ok_n"].text == "3/3"
-    assert rows["2"]["mb"] is None  # LevelDB readrandom prints no MB/s
+    table = page["latest"]
+    # No MB/s (LevelDB readrandom prints none); the spread is on the run page.
+    assert table.columns == ("Series", "ops/s", "Δ ops/s", "Verdict", "p50 µs", "p99 µs", "CV",
+                             "ok/n")
+    rows = {row[0]: row for row in table.rows}
+    assert rows["2 thr · warm"][1].text == "99" and rows["2 thr · warm"][6].text == "5.0%"
+    assert rows["2 thr · warm"][2] is None and rows["2 thr · warm"][3] == "no earlier run"
+    assert page["shared"] == "leveldb · num=1,000 · release"
     series = {s["key"]: s for s in page["series"]}
     assert series["s2"]["median"] == [100.0, 110.0, 99.0]
-    assert series["s2"]["run_ids"] == ["r1", "r2", "r3"]
-    assert page["show_benchmark"] is False  # db_bench: the benchmark is the workload's name
+    assert series["s2"]["hrefs"][-1] == "../runs/r3.html#inv-0003"  # a point opens its run
     harness = points_frame().assign(workload="micro_get",
                                     benchmark=["Get/hit", "Get/miss", "Get/hit", "Get/hit", "MultiGet"])
     page = workload_page("micro_get", harness)
-    assert page["show_benchmark"] is True
+    labels = sorted(row[0] for row in page["latest"].rows)
+    assert labels == ["Get/hit · 2 thr · warm", "MultiGet · 1 thr · warm"]
     markdown = environment().get_template("workload.md.j2").render(page=page, chart=False)
-    assert "| Engine | Benchmark | Threads |" in markdown
-    assert "| leveldb 1.23 | Get/hit |" in markdown and "| Get/miss |" not in markdown  # r2 only
-    assert "| leveldb 1.23 | MultiGet |" in markdown
+    assert "| Get/hit · 2 thr · warm |" in markdown
 
 
-def test_home_page_uses_latest_run_and_links_workloads():
-    runs = pd.DataFrame([{
-        "run_id": "r3", "started_at": pd.Timestamp("2026-01-03 10:00", tz="UTC"),
-        "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",
-        "hostname": "vm", "cpu_model": "Xeon", "logical_cpus": 2, "status": "ok",
-        "n_ok": 5, "n_failed": 1, "n_invocations": 6, "label": "", "verified": False,
-        "notes": ["unverified: ram_gib: expected 125, found 23.5"],
-        "machine_fingerprint": "ab" * 32}])
-    page = home_page(runs, points_frame())
-    assert page["verified"] is False and page["unverified"][0].href == "runs/r3.md"
-    assert len(page["rows"]) == 2
-    assert all(row["ops"].href.startswith("runs/r3.md#inv-") for row in page["rows"])
-    assert page["workloads"][0].href == "workloads/readrandom.md"
-    summary = dict(page["summary"])
-    assert summary["Invocations ok / failed"].text == "5 / 1 of 6"
-    assert summary["Verified"].startswith("⚠ NO") and "ram_gib" in summary["Verified"]
-    assert summary["Machine page"].href == "machines/abababababab.md"
-
-
-def test_state_rows_show_memory_in_gib_before_and_after():
-    rows = state_rows({"before": {"memory": {"free": 2 * 2**30}, "loadavg": [1, 2, 3]},
-                       "after": {"memory": {"free": 2**30}}})
-    assert rows == [("loadavg", "1 2 3", "–"), ("memory.free", "2.00 GiB", "1.00 GiB")]
+def test_plain_words_for_stored_values():
+    assert plain([{"name": "db_bench", "pid": 7, "cpu_pct": 4.8}]) == "name db_bench, pid 7, cpu pct 4.8"
+    assert plain({"num_cpus": 2, "cpu_scaling_enabled": False}) == "CPUs 2, CPU frequency scaling no"
+    assert plain([0.5, 1.0, 1.5]) == "0.5 1 1.5" and plain(None) == "–"
 
 
 def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
     series = [{"label": "<b>x</b>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"],
                "median": [1.0], "low": [0.5], "high": [1.5], "run_ids": ["r1"],
-               "versions": ["leveldb 1.23"]}]
+               "versions": ["leveldb 1.23"], "hrefs": ["../runs/r1.html#inv-0001"]}]
     html = charts.trend_chart(series, "trend-0")
     assert html.startswith("<div>") and 'id="trend-0"' in html and "plotly-graph-div" in html
     assert "<script src" not in html  # plotly.js is served once from the site's assets
     assert 'window.addEventListener("DOMContentLoaded"' in html
-    assert "<b>x</b>" not in html
+    assert "<b>x</b>" not in html and r"..\u002fruns\u002fr1.html#inv-0001" in html
 
 
 def _invocations(**overrides):
@@ -271,3 +255,33 @@ def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved(
     assert '<td><a href="#inv-0002">–</a></td></tr>' in str(compact_rows(_invocations())["r1"])
     assert interference_cell(pd.Series({"interference_median": 3.14, "n_interfered": 2})) == "3.1 ⚠ 2 flagged"
     assert interference_cell(pd.Series({"interference_median": None, "n_interfered": 0})) == "–"
+
+
+def test_fleet_page_puts_machines_side_by_side_and_never_in_one_line():
+    from reports.fleet_page import fleet_page, machine_lines, with_machines
+
+    # Two profiles on two hosts, and a third profile on host a's hardware: three machines.
+    hosts = {"r1": ("fleet-a", "a" * 16), "r2": ("fleet-b", "b" * 16), "r3": ("fleet-a", "a" * 16),
+             "r4": ("fleet-c", "a" * 16)}
+    points = pd.DataFrame([_point(run, day, ops, machine_fingerprint=hosts[run][1],
+                                  series_key=f"s-{hosts[run][1]}")
+                           for run, day, ops in (("r1", 1, 100.0), ("r2", 2, 80.0),
+                                                 ("r3", 3, 105.0), ("r4", 4, 90.0))])
+    runs = pd.DataFrame({"run_id": list(hosts), "config": [{"machine": {"name": p}}
+                                                           for p, _ in hosts.values()],
+                         "binary_sha256": ["f" * 64] * 4})
+    page = fleet_page(points, runs)
+    machines, side_by_side, chart = page.sections
+    assert "fleet-0" in chart.chart
+    assert [(row[0].text, row[0].href) for row in machines.tables[0].rows] == [
+        ("fleet-a · aaaaaaaa", "../machines/aaaaaaaaaaaa.md"),
+        ("fleet-b · bbbbbbbb", "../machines/bbbbbbbbbbbb.md"),
+        ("fleet-c · aaaaaaaa", "../machines/aaaaaaaaaaaa.md")]
+    (row,) = side_by_side.tables[0].rows  # one series, its newest median on each machine
+    assert [cell.text for cell in row[2:5]] == ["105", "80", "90"]
+    assert row[2].href == "../runs/r3.md#inv-0003" and row[-1] == "2 / 1 / 1"
+    # One chart line per machine: each line's runs all come from that machine.
+    lines = machine_lines(with_machines(points, runs))
+    assert [(line["label"], line["run_ids"]) for line in lines] == [
+        ("fleet-a · aaaaaaaa", ["r1", "r3"]), ("fleet-b · bbbbbbbb", ["r2"]),
+        ("fleet-c · aaaaaaaa", ["r4"])]

@@ -56,9 +56,12 @@ def add_hostile_run(db: Path) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("site")
-    for _ in range(2):
+    for note in ("note=first run: the reference", "note="):
         tidemark(tmp, "run", "engine=leveldb", "workload=readrandom", "repetitions=2",
-                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", "label=nightly")
+                 "workload.params.num=5000", f"cache_dir={CACHE_DIR}", "label=nightly", note)
+    noted = tidemark(tmp, "note", "latest", "second run: same build, again",
+                     "--db", str(tmp / "tidemark.duckdb"))
+    assert "note added (1 note)" in noted.stdout
     # The first run becomes the configured baseline (label=baseline) after the fact.
     labelled = tidemark(tmp, "label", "latest~1", "baseline", "--db", str(tmp / "tidemark.duckdb"))
     assert "label 'baseline' (was 'nightly')" in labelled.stdout
@@ -106,14 +109,27 @@ def test_home_links_to_workloads_runs_and_latest_run(site: Path) -> None:
     assert f'href="runs/{HOSTILE_RUN}.html"' in home
 
 
-def test_trend_table_has_one_column_per_real_run(site: Path) -> None:
+def test_trend_table_shows_each_series_newest_values_first(site: Path) -> None:
     page = (site / "workloads" / "readrandom.html").read_text()
     trend = page.split('id="trend"', 1)[1]
     table = trend[trend.index("<table>"):trend.index("</table>")]
-    header = table[:table.index("</thead>")]
-    assert len(re.findall(r"<th[ >]", header)) == 3  # the series label + two runs
     first_row = table[table.index("<tbody>"):].split("</tr>")[0]
-    assert re.search(r"\([+-]\d+\.\d%\)", first_row), "second run shows its change in %"
+    # Two runs of the series: the newest with its change from the one before, then that one.
+    cells = re.findall(r'<a [^>]*href="../runs/([^"#]+)\.html#inv-\d+"[^>]*>([^<]+)</a>', first_row)
+    assert len(cells) == 2 and re.search(r"\([+-]\d+\.\d%\)$", cells[0][1])
+    assert first_row.rstrip().endswith(">2</td>")  # two runs of the series
+
+
+def test_notes_are_shown_where_the_numbers_are(site: Path) -> None:
+    first, second = _run_with_label(site, "baseline"), _run_with_label(site, "nightly")
+    assert "first run: the reference" in (site / "runs" / f"{first}.html").read_text()
+    assert "second run: same build, again" in (site / "runs" / f"{second}.html").read_text()
+    workload = (site / "workloads" / "readrandom.html").read_text()
+    assert "second run: same build, again" in workload  # its newest run's note
+    assert "untimed fillseq" in workload  # the workload config's note
+    summary = (site / "summary.html").read_text()  # both compared runs' notes
+    assert "first run: the reference" in summary and "second run: same build, again" in summary
+    assert "Generated " in (site / "index.html").read_text()  # the header says when
 
 
 def test_hostile_strings_are_text_everywhere(site: Path) -> None:
@@ -175,8 +191,8 @@ def test_summary_and_gate_compare_with_the_configured_baseline(site: Path) -> No
     summary = (site / "summary.html").read_text()
     against = summary.split('id="against-the-configured-baseline"', 1)[1]
     assert "<code>label=baseline</code>" in against and f"runs/{baseline}.html" in against
-    assert re.search(r"\d+ regressions?</strong>, <strong>\d+ improvements?</strong> over 1 series",
-                     against), "the baseline section counts verdicts over the common series"
+    assert re.search(r"\d+ regressions?</strong>, <strong>\d+ improvements?</strong>(, \d+ [a-z ]+)*"
+                     r", over 1 series", against), "the baseline section counts verdicts over the common series"
     assert "Against the configured baseline" in summary and "<table>" in against
     gate = (site / "gate.html").read_text()
     assert f"tidemark gate --baseline label=baseline --candidate {candidate}" in gate

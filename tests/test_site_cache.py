@@ -19,7 +19,7 @@ import pytest
 from orchestrator.build import Build
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store
-from reports import queries, read_cache, run_site
+from reports import queries, read_cache, run_site, site, tools_site
 from reports.run_assembly import BODIES
 from reports.site import build_site
 from reports.site_cache import SiteCache
@@ -88,6 +88,14 @@ def add_run(db: Path, index: int, finished: bool = True) -> str:
     return run
 
 
+@pytest.fixture(autouse=True)
+def one_generation_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every build says it was generated at the same time: a build from scratch and a rebuild
+    are compared file by file, and the header and the data's manifest name that time."""
+    monkeypatch.setattr(site, "generation_time",
+                        lambda: datetime(2026, 2, 1, 12, tzinfo=timezone.utc))
+
+
 @pytest.fixture()
 def history(tmp_path: Path) -> Path:
     (tmp_path / "logs").mkdir()
@@ -111,6 +119,20 @@ def differences(a: Path, b: Path) -> list[str]:
 
     walk(filecmp.dircmp(a, b), "")
     return sorted(name for name in found if not name.endswith(".gz"))
+
+
+def published(out: Path) -> dict[str, str]:
+    """Published data file (Parquet, CSV, by name) → the file it was written to in the cache
+    (a new one when it was written again)."""
+    return {name: facts["files"][0] for name, (_, facts) in
+            SiteCache(out / "cache").entries(tools_site.KIND).items()}
+
+
+def tools_outputs(site_dir: Path) -> list[str]:
+    """The tools' files a site has: Parquet tables, series and run CSV, compare pairs."""
+    return sorted(str(p.relative_to(site_dir)) for pattern in (
+        "data/*.parquet", "data/manifest.json", "data/series/*.csv", "runs/*.csv", "compare/*.json")
+        for p in site_dir.glob(pattern))
 
 
 def bodies(out: Path) -> dict[str, str]:
@@ -156,9 +178,20 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact
     out = tmp_path / "out"
     build_site(history, out)
-    assert build_site(history, out) and differences(out / "site", out / "site") == []
+    first_files = published(out)
+    build_site(history, tmp_path / "again")
+    assert build_site(history, out) and differences(out / "site", tmp_path / "again" / "site") == []
+    assert published(out) == first_files  # nothing changed: every published file reused
     before = bodies(out)
     assert set(before) == {run_id(i) for i in range(6)}
+    outputs = tools_outputs(out / "site")
+    # Every kind of published file is there (the comparisons below cover them all): the
+    # invocations' and results' CSV of the detailed runs, a compact page's tables' CSV.
+    assert {"data/invocations.parquet", "data/metrics.parquet", "data/runs.parquet",
+            "data/manifest.json", "compare/index.json", f"runs/{run_id(5)}.invocations.csv",
+            f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv"} <= set(outputs)
+    assert any(name.startswith("compare/") and "__" in name for name in outputs)
+    assert f"runs/{run_id(0)}.invocations.csv" not in outputs  # not a detailed run: no export
 
     # A new run (still running), a label, a removed run; run 2 drops out of the detailed three.
     store = Store(history)
@@ -169,6 +202,15 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     build_site(history, out)
     build_site(history, tmp_path / "fresh")
     assert differences(out / "site", tmp_path / "fresh" / "site") == []
+    assert tools_outputs(out / "site") == tools_outputs(tmp_path / "fresh" / "site")
+    # Written again: the tables that changed, the new run's files, the series it measured.
+    # Reused: the files of runs unchanged (run 4's invocations CSV).
+    files = published(out)
+    assert files["parquet series"] == first_files["parquet series"]
+    assert files[f"invocations {run_id(4)}"] == first_files[f"invocations {run_id(4)}"]
+    assert all(files[name] != first_files.get(name) for name in (
+        "parquet runs", "parquet invocations", "parquet metrics", f"invocations {run_id(6)}",
+        "series fillrandom-1"))
     after = bodies(out)
     rebuilt = {run for run in after if after[run] != before.get(run)}
     assert rebuilt == {run_id(6), run_id(0), run_id(3)}

@@ -112,6 +112,21 @@ def prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
     return conditions
 
 
+TABLE_SUFFIXES = (".sst", ".ldb")  # RocksDB's and LevelDB's table files: the compressed data
+
+
+def written_data(step: Step, db_dir: Path) -> dict[str, Any]:
+    """What a measured writer into a fresh database left on disk: all its files, and its table
+    files (compressed; what is still in the memtable sits uncompressed in the log), recorded so
+    that compression variants can be read with the size they achieved."""
+    if not (step.fresh_db and step.is_measured):
+        return {}
+    files = data_files(db_dir)
+    return {"data_bytes_written": sum(path.stat().st_size for path in files),
+            "table_bytes_written": sum(path.stat().st_size for path in files
+                                       if path.suffix in TABLE_SUFFIXES)}
+
+
 def verify_cache(ctx: RunContext, step: Step, conditions: dict[str, Any]) -> str:
     """Why a measured step did not run under its declared cache state, or ''."""
     if not step.is_measured or "residency_pct" not in conditions:

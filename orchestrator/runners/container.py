@@ -23,7 +23,7 @@ from typing import Any
 
 from ..commands import exit_code_from_status
 from ..container_image import EXEC_PATH, VALGRIND_ENV
-from ..docker_client import ContainerSpec, ImageRef, container_labels
+from ..docker_client import ContainerSpec, ImageRef, container_labels, daemon_lost
 from ..execute import parse_cpu_list, utc_now
 from ..plan import PHASE_CALLGRIND, Step
 from ..record import ProcessResult
@@ -45,11 +45,14 @@ def container_command(ctx: RunContext, step: Step, argv: list[str], stem: Path) 
 
 def container_options(ctx: RunContext, step: Step, spec: ContainerSpec, cwd: Path) -> dict[str, Any]:
     """docker-py `containers.create` keyword arguments of one step (pure)."""
-    mounts = {str(p): {"bind": str(p), "mode": "rw"}
-              for p in {(cwd / ctx.logs_dir).resolve(), (cwd / ctx.data_dir).resolve()}}
+    from docker.types import Mount
+
+    # Mounts field by field: docker's "HOST:TARGET:MODE" volume strings split a path on ':'.
+    folders = sorted({str((cwd / ctx.logs_dir).resolve()), str((cwd / ctx.data_dir).resolve())})
+    mounts = [Mount(target=folder, source=folder, type="bind") for folder in folders]
     env = {**ctx.run_env, **(VALGRIND_ENV if step.phase == PHASE_CALLGRIND else {})}
     options: dict[str, Any] = {"labels": container_labels(ctx.run_id), "network_mode": "none",
-                               "environment": env, "volumes": mounts, "working_dir": str(cwd)}
+                               "environment": env, "mounts": mounts, "working_dir": str(cwd)}
     if ctx.pin_cpus:
         options["cpuset_cpus"] = ",".join(str(c) for c in ctx.pin_cpus)
     if spec.memory_bytes:
@@ -97,11 +100,14 @@ def _wait(container: Any, limit_s: float) -> bool:
 
 def _remove(container: Any) -> None:
     from docker.errors import NotFound
+    from requests.exceptions import ConnectionError as Disconnected
 
     try:
         container.remove(force=True)  # running (Ctrl-C, SIGTERM): killed, then removed
     except NotFound:
         pass
+    except Disconnected:
+        pass  # the daemon went away: its label lets the next run remove it; keep what ran
 
 
 def _run(spec: ContainerSpec, image: ImageRef, command: list[str], options: dict[str, Any],
@@ -142,7 +148,13 @@ def run_in_container(ctx: RunContext, step: Step, argv: list[str], stem: Path) -
     report_file = stem.with_suffix(".exec.json")
     report_file.unlink(missing_ok=True)
     before, started_at, start = sample_cpus(), utc_now(), time.monotonic()
-    killed, state, log = _run(spec, image, command, options, ctx.plan.timeout_s + spec.grace_s)
+    try:
+        killed, state, log = _run(spec, image, command, options, ctx.plan.timeout_s + spec.grace_s)
+    except Exception as exc:  # noqa: BLE001 - the daemon's end stops the run; else the step's
+        lost = daemon_lost(spec.client, exc, f"step {step.seq} ({step.benchmark} {step.phase})")
+        if lost is not None:
+            raise lost from None
+        raise
     wall = time.monotonic() - start
     report = read_exec_report(report_file)
     timed_out = killed or bool(report.get("timed_out"))

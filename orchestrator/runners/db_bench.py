@@ -17,7 +17,7 @@ from ..plan import PHASE_CALLGRIND, Step
 from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_OK, STATUS_PARSE_ERROR, Metric,
                       ProcessResult)
 from .base import StepOutcome
-from .cache import prepare_cache, verify_cache
+from .cache import prepare_cache, verify_cache, written_data
 from .context import RunContext, step_identity
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
@@ -98,4 +98,5 @@ class DbBenchRunner:
         argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir,
                               stem.with_suffix(".report.csv"), conditions.get("block_cache_bytes"))
         result = self.execute(ctx, step, argv, stem)
+        conditions.update(written_data(step, db_dir))
         return db_bench_outcome(ctx, step, result, stem, conditions)

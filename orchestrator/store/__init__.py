@@ -2,6 +2,6 @@
 column lists, `reads` what the analysis core needs from it (read-only), `connection`
 how the file is opened (locks, damage, snapshots, backups)."""
 from .connection import connect
-from .writer import ImportBatch, Store, migrate, schema_version
+from .writer import ImportBatch, Store, migrate, open_checked, schema_version
 
-__all__ = ["ImportBatch", "Store", "connect", "migrate", "schema_version"]
+__all__ = ["ImportBatch", "Store", "connect", "migrate", "open_checked", "schema_version"]

@@ -29,7 +29,10 @@ SELECTOR_COLUMNS = {"engine.version": "engine_version", "engine_version": "engin
                     "engine": "engine", "engine.name": "engine", "label": "label",
                     "build": "build_variant", "build.name": "build_variant",
                     "build_variant": "build_variant", "suite": "suite", "run_id": "run_id",
-                    "build_id": "build_id"}
+                    "build_id": "build_id",
+                    # The machine profile a run used: a fleet gates each profile on its own runs.
+                    "machine": "json_extract_string(config, '$.machine.name')",
+                    "machine.name": "json_extract_string(config, '$.machine.name')"}
 SELECTOR = re.compile(r"^(?P<base>[^~]+?)(?:~(?P<back>\d+))?$")
 # Samples: timed repetitions, and callgrind repetitions (whose metrics are instruction counts
 # only, never timings, so they never mix into a wall-clock statistic).
@@ -113,18 +116,29 @@ def _named(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 _SAMPLES = f"""
-    SELECT i.series_key, m.name, m.value, m.better, i.repetition,
+    SELECT i.run_id, i.series_key, m.name, m.value, m.better, i.repetition,
            {", ".join(f"s.{k}" for k in SERIES_KEYS)}
     FROM invocations i
     JOIN metrics m USING (invocation_id)
     JOIN series s USING (series_key)
-    WHERE i.run_id = ? AND {_MEASURED_OK} AND m.name IN (SELECT unnest(?))
-    ORDER BY i.seq"""
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[])) AND {_MEASURED_OK}
+      AND m.name IN (SELECT unnest(?))
+    ORDER BY i.run_id, i.seq"""
 _FAILED = f"""
-    SELECT series_key, count(*) FROM invocations i
-    WHERE run_id = ? AND phase IN {_SAMPLE_PHASES} AND status <> 'ok' AND NOT {rejected_attempt_sql('i')}
-      AND NOT {superseded_sql('i')}
-    GROUP BY series_key"""
+    SELECT run_id, series_key, count(*) FROM invocations i
+    WHERE run_id IN (SELECT unnest(?::VARCHAR[])) AND phase IN {_SAMPLE_PHASES}
+      AND status <> 'ok' AND NOT {rejected_attempt_sql('i')} AND NOT {superseded_sql('i')}
+    GROUP BY run_id, series_key"""
+
+
+_METRIC_NAMES = f"""
+    SELECT DISTINCT m.name FROM invocations i JOIN metrics m USING (invocation_id)
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[])) AND {_MEASURED_OK} ORDER BY m.name"""
+
+
+def measured_metric_names(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
+    """The metrics the measured repetitions of these runs have (what --metric may name)."""
+    return [name for (name,) in con.execute(_METRIC_NAMES, [list(run_ids)]).fetchall()]
 
 
 def _identity(values: Sequence[Any]) -> dict[str, Any]:
@@ -136,21 +150,33 @@ def _identity(values: Sequence[Any]) -> dict[str, Any]:
 def load_samples(con: duckdb.DuckDBPyConnection, run_id: str,
                  metrics: Sequence[str]) -> list[SeriesSamples]:
     """Every series of a run with its measured values of the given metrics, and its failures."""
-    named = _named(run_facts(con, run_id))
-    values: dict[str, dict[str, list[float]]] = {}
-    rounds: dict[str, dict[str, list[int]]] = {}  # the repetition of each value: its A/B round
-    better: dict[str, dict[str, str]] = {}
-    identities: dict[str, dict[str, Any]] = {}
-    for row in con.execute(_SAMPLES, [run_id, list(metrics)]).fetchall():
-        key, name, value, direction, repetition = row[:5]
-        if key not in identities:
-            identities[key] = _identity(row[5:])
-        values.setdefault(key, {}).setdefault(name, []).append(float(value))
-        rounds.setdefault(key, {}).setdefault(name, []).append(int(repetition or 0))
-        better.setdefault(key, {})[name] = direction
-    failed = dict(con.execute(_FAILED, [run_id]).fetchall())
-    return [SeriesSamples(SeriesIdentity(key, identities[key], named), values[key], better[key],
-                          int(failed.get(key, 0)), rounds[key]) for key in identities]
+    return load_samples_of_runs(con, [run_id], metrics).get(run_id, [])
+
+
+def load_samples_of_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
+                         metrics: Sequence[str]) -> dict[str, list[SeriesSamples]]:
+    """`load_samples` of many runs in one query each for values and failures (the site
+    compares hundreds of pairs of runs; a query per run scans the metrics every time)."""
+    values: dict[tuple[str, str], dict[str, list[float]]] = {}
+    rounds: dict[tuple[str, str], dict[str, list[int]]] = {}  # each value's repetition: its A/B round
+    better: dict[tuple[str, str], dict[str, str]] = {}
+    identities: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in con.execute(_SAMPLES, [list(run_ids), list(metrics)]).fetchall():
+        run_id, key, name, value, direction, repetition = row[:6]
+        at = (run_id, key)
+        if at not in identities:
+            identities[at] = _identity(row[6:])
+        values.setdefault(at, {}).setdefault(name, []).append(float(value))
+        rounds.setdefault(at, {}).setdefault(name, []).append(int(repetition or 0))
+        better.setdefault(at, {})[name] = direction
+    failed = {(run, key): n for run, key, n in con.execute(_FAILED, [list(run_ids)]).fetchall()}
+    named = {run_id: _named(run_facts(con, run_id)) for run_id in run_ids}
+    out: dict[str, list[SeriesSamples]] = {}
+    for (run_id, key), identity in identities.items():
+        out.setdefault(run_id, []).append(SeriesSamples(
+            SeriesIdentity(key, identity, named[run_id]), values[(run_id, key)],
+            better[(run_id, key)], int(failed.get((run_id, key), 0)), rounds[(run_id, key)]))
+    return out
 
 
 def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],

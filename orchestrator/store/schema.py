@@ -145,4 +145,23 @@ MIGRATIONS.append((6, [
     "ALTER TABLE runs ADD COLUMN resumes JSON",
 ]))
 
+# Run bundles (orchestrator/bundle.py, `tidemark ingest`): one row per merged bundle, keyed by
+# the sha256 of its manifest, so the same bundle twice adds nothing; which runs it brought,
+# from which host, and any check that failed softly (e.g. a build whose binary differs from the
+# one the history already has under the same build id) in `notes`.
+MIGRATIONS.append((7, [
+    """CREATE TABLE bundles (
+        bundle_id VARCHAR PRIMARY KEY, run_ids JSON, source VARCHAR, host VARCHAR,
+        created_at TIMESTAMPTZ, ingested_at TIMESTAMPTZ, schema_version INTEGER,
+        manifest JSON, notes JSON)""",
+]))
+
+# Notes a person wrote about a run (`tidemark note RUN "text"`, or `note=` at run time): the prose
+# a report carries beside its numbers, kept apart from the notes Tidemark writes (runs.notes,
+# which also decide whether a run is verified). origin: note (the command) | run (note=).
+MIGRATIONS.append((8, [
+    """CREATE TABLE run_notes (
+        run_id VARCHAR, created_at TIMESTAMPTZ, text VARCHAR, origin VARCHAR)""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

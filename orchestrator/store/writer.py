@@ -21,7 +21,8 @@ from ..liveness import is_gone
 from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
 from ..adapters.results import StoredAggregate
-from .connection import check_database, connect
+from .connection import backup, check_database, connect
+from .merge import BundleRow, already_merged, merge_bundle
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 
@@ -177,6 +178,8 @@ class Store:
             values[columns.index(json_col)] = _json(run.get(json_col))
         self.con.execute(f"INSERT INTO runs ({', '.join(columns)}) VALUES "
                          f"({', '.join('?' * len(columns))})", values)
+        if run.get("note"):  # note= at run time
+            self.add_note(run["run_id"], run["note"], origin="run")
 
     @_session
     def finish_run(self, run_id: str, status: str, machine_state: dict[str, Any]) -> None:
@@ -206,6 +209,16 @@ class Store:
             raise StoreError(f"no run {run_id!r} in {self.path}")
         self.con.execute("UPDATE runs SET label = ? WHERE run_id = ?", [label, run_id])
         return row[0] or ""
+
+    @_session
+    def add_note(self, run_id: str, text: str, origin: str = "note") -> int:
+        """A person's note about a run (shown on the site beside its numbers); returns how many
+        notes the run has now."""
+        if not self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        self.con.execute("INSERT INTO run_notes VALUES (?, ?, ?, ?)", [run_id, _now(), text, origin])
+        return int(self.con.execute("SELECT count(*) FROM run_notes WHERE run_id = ?",
+                                    [run_id]).fetchone()[0])
 
     @_session
     def record_ab(self, ab: dict[str, Any]) -> None:
@@ -309,6 +322,35 @@ class Store:
         self._in_transaction(write)
 
     @_session
+    def mark_killed(self, run_id: str) -> None:
+        """A run left `running` by a process known to be gone (a fleet job killed outright on
+        another host: `tidemark ingest --unfinished`)."""
+        self.con.execute("UPDATE runs SET status = 'killed', finished_at = ? WHERE run_id = ? "
+                         "AND status = 'running'", [_now(), run_id])
+
+    @_session
+    def merge_bundle(self, copy: Path, bundle: BundleRow) -> tuple[list[str], bool]:
+        """A checked bundle's runs, all in one transaction (orchestrator/store/merge.py), and
+        whether they were added: a bundle merged before (here, or by another ingest while this
+        one waited for the file) adds nothing. The check and the merge share one session, which
+        holds the file. `copy` is a private copy of the bundle's database: an older schema is
+        migrated in it."""
+        before = already_merged(self.con, bundle.bundle_id)
+        if before is not None:
+            return before, False
+        con = duckdb.connect(str(copy))
+        try:
+            found = schema_version(con)
+            if found != bundle.schema_version:
+                raise StoreError(f"bundle {bundle.source}: its database has schema v{found}, its "
+                                 f"manifest says v{bundle.schema_version}; nothing was written "
+                                 f"from it")
+            migrate(con, copy)
+        finally:
+            con.close()
+        return merge_bundle(self.con, copy, bundle), True
+
+    @_session
     def add_invocations_bulk(self, invocations: Sequence[Invocation]) -> None:
         """Many finished invocations in one transaction, inserted as whole tables.
 
@@ -353,8 +395,18 @@ class Store:
             ids = "SELECT invocation_id FROM invocations WHERE run_id = ?"
             for table in ("metrics", "histograms", "timeseries"):
                 self.con.execute(f"DELETE FROM {table} WHERE invocation_id IN ({ids})", [run_id])
-            for table in ("invocations", "aggregates", "runs"):
+            for table in ("invocations", "aggregates", "run_notes", "runs"):
                 self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
         self._in_transaction(delete)
         return int(count)
+
+
+def open_checked(path: Path, lock_wait_s: float | None = None) -> Store:
+    """The store, opened before anything is written: a locked file is waited for or refused,
+    a damaged one is refused, and a copy of the good file is kept (tidemark db backups)."""
+    existed = path.exists()
+    store = Store(path, check=True, lock_wait_s=lock_wait_s)
+    if existed:
+        backup(path)
+    return store

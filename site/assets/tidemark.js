@@ -75,3 +75,21 @@
     document.querySelectorAll(".tm-delta-picker").forEach(setUp);
   });
 })();
+
+/* A point of a chart opens the run it came from: its customdata ends with the run page's href
+   (reports/charts.py), so every number on a chart links to the run that produced it. */
+(function () {
+  "use strict";
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".js-plotly-plot").forEach(function (plot) {
+      if (typeof plot.on !== "function") return;
+      plot.on("plotly_click", function (event) {
+        const point = event && event.points && event.points[0];
+        const data = point && point.customdata;
+        const href = Array.isArray(data) ? data[data.length - 1] : null;
+        if (typeof href === "string" && /\.html(#|$)/.test(href)) window.location.href = href;
+      });
+    });
+  });
+})();

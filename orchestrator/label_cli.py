@@ -1,0 +1,66 @@
+"""`tidemark label` and `tidemark note`: words a person adds to a stored run (thin wiring).
+
+A label names a run for selectors (`label=baseline` is the configured baseline); a note says what
+changed and why, and the site shows it beside the run's numbers.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from .errors import ConfigError
+from .store import Store, connect
+from .store.reads import resolve_run
+
+
+def _selected_run(db: Path, selector: str) -> str:
+    """The run id a RUN argument (an id or selector) names, read without holding the file."""
+    con = connect(db, read_only=True)
+    try:
+        return resolve_run(con, selector)
+    finally:
+        con.close()
+
+
+_RUN_HELP = "a run id or selector: latest, latest~N, engine.version=7.8.3, label=X"
+
+
+def label_command(argv: list[str], console: Console) -> None:
+    parser = argparse.ArgumentParser(prog="tidemark label", description=(
+        "Label an existing run, e.g. `tidemark label latest baseline` makes the newest run the "
+        "configured baseline (label=baseline in conf/gate/default.yaml)."))
+    parser.add_argument("run", help=_RUN_HELP)
+    parser.add_argument("label", help="the new label; '' removes it")
+    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
+    args = parser.parse_args(argv)
+    run_id = _selected_run(Path(args.db), args.run)
+    store = Store(Path(args.db))
+    try:
+        previous = store.set_label(run_id, args.label)
+    finally:
+        store.close()
+    console.print(f"run {run_id}: label {args.label!r} (was {previous!r})", soft_wrap=True,
+                  markup=False)
+
+
+def note_command(argv: list[str], console: Console) -> None:
+    parser = argparse.ArgumentParser(prog="tidemark note", description=(
+        "Add a note to a run: what changed and why, a known issue, a caveat. The site shows it "
+        "on the run's page and beside its numbers (`note=TEXT` does the same at run time)."))
+    parser.add_argument("run", help=_RUN_HELP)
+    parser.add_argument("text", help="the note, in plain words")
+    parser.add_argument("--db", default="results/tidemark.duckdb", help="results database")
+    args = parser.parse_args(argv)
+    if not args.text.strip():
+        raise ConfigError("the note is empty; write it in quotes: tidemark note latest "
+                          "\"why this run differs\"")
+    run_id = _selected_run(Path(args.db), args.run)
+    store = Store(Path(args.db))
+    try:
+        count = store.add_note(run_id, args.text.strip())
+    finally:
+        store.close()
+    console.print(f"run {run_id}: note added ({count} note{'s' if count != 1 else ''})",
+                  soft_wrap=True, markup=False)

@@ -1,0 +1,71 @@
+"""The Compare page's data (side effects): the chosen pairs' verdicts from the analysis core,
+one JSON file per pair under compare/, and compare/index.json with the runs and the pairs.
+
+The page (templates/compare.md.j2, assets/compare.js) renders these files; it never decides.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from orchestrator import verdicts
+from orchestrator.gate import GateConf
+from orchestrator.store import connect
+from orchestrator.store.reads import load_coverage
+
+from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_file,
+                            pair_payload, run_page)
+from .format import date
+
+FOLDER = "compare"
+
+
+def _points_of(points: pd.DataFrame, runs: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(run, series) → its point, for the links and row labels of the chosen pairs only."""
+    mine = points[points["run_id"].isin(runs)]
+    return {(p["run_id"], p["series_key"]): p for p in mine.to_dict("records")}
+
+
+def _run_entries(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """The runs a reader picks from, newest first."""
+    return [{"id": run_id, "href": run_page(run_id), "started": date(started),
+             "engine": f"{engine} {version}", "label": label or "", "status": status}
+            for run_id, started, engine, version, label, status in zip(
+                runs["run_id"], runs["started_at"], runs["engine"], runs["engine_version"],
+                runs["label"], runs["status"])]
+
+
+def _write_json(path: Path, data: Any) -> None:
+    # allow_nan=False: a NaN would make the file invalid JSON for the browser.
+    path.write_text(json.dumps(data, allow_nan=False, separators=(",", ":"), default=str),
+                    encoding="utf-8")
+
+
+def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame,
+                      gate: GateConf, baseline: str | None, summarized: str) -> int:
+    """dest/compare/*.json for the chosen pairs; returns how many pairs were written.
+    `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
+    the pair the page opens with."""
+    con = connect(db, read_only=True)
+    try:
+        coverage = load_coverage(con)
+        plan = choose_pairs(coverage, baseline)
+        results = verdicts.compare_pairs(con, plan.pairs, gate.summary_metrics, gate.thresholds)
+    finally:
+        con.close()
+    folder = dest / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    lookup = _points_of(points, {run for pair in plan.pairs for run in pair})
+    for (base, cand), result in results.items():
+        _write_json(folder / pair_file(base, cand), pair_payload(base, cand, result, lookup))
+    _write_json(folder / "index.json", {
+        "runs": _run_entries(runs),
+        "pairs": [[base, cand, pair_file(base, cand)] for base, cand in plan.pairs],
+        "previous": plan.previous, "baseline": baseline, "baseline_selector": gate.baseline,
+        "opening": [plan.previous.get(summarized), summarized],
+        "newest_runs": NEWEST_RUNS, "budget": COMPARISON_BUDGET,
+        "comparisons": plan.comparisons, "complete": plan.complete})
+    return len(plan.pairs)

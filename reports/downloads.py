@@ -1,0 +1,256 @@
+"""The history published with the site (side effects, read-only on the DB): every table as
+Parquet with a manifest naming the schema version, every series' raw repetitions and every
+run's invocations as CSV. Written by DuckDB's COPY from the checked snapshot the site is built
+from, so the files agree with the pages; only orchestrator/store writes the results DB.
+
+Layout under the built site:
+    data/<table>.parquet, data/manifest.json      the whole history, one file per table
+    data/series/<series>.csv                      one row per repetition × metric of a series
+    runs/<run>.invocations.csv                    beside the run page: its invocation table
+
+A build into the same out folder as the last one writes again only the files whose content
+changed (site_cache.KeptFiles): a table's Parquet file while a hash of every row of it is the
+same, a run's CSV while its fingerprint (read_cache.py) is, a series' CSV while each run it
+holds is unchanged; the others are hard-linked from out/cache into the site.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import pandas as pd
+
+from orchestrator.store import connect
+from orchestrator.store.reads import has_table
+from orchestrator.store.schema import LATEST_VERSION
+
+from .format import slug
+from .site_cache import KeptFiles, digest
+
+DATA = "data"
+SERIES = "series"
+INVOCATIONS_SUFFIX = ".invocations.csv"
+# Invocation columns of the per-run CSV; the command, log path and conditions (JSON, large)
+# are in invocations.parquet. Every metric the invocation has follows, one column each.
+_INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
+                           "params", "cache_state", "series_key", "status", "error", "exit_code",
+                           "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")
+# Columns the CSV files add (a metric of the same name gets a prefix).
+_CSV_NAMES = ("part", "run_started_at", "engine_version", "label", "run_page")
+
+
+def sql_text(value: str) -> str:
+    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    if not has_table(con, "schema_version"):
+        return None
+    return con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
+    return [{"name": name, "type": kind} for name, kind in con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+        "ORDER BY ordinal_position", [table]).fetchall()]
+
+
+def export_parquet(con: duckdb.DuckDBPyConnection, files: KeptFiles,
+                   generated: datetime) -> tuple[dict[str, Any], dict[str, Path]]:
+    """<table>.parquet for every table, each written again only when the table's content
+    changed since the last build (a hash of every row: a tenth of the cost of writing it);
+    returns the manifest and the files (path under data/ → file)."""
+    tables = [t for (t,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY table_name").fetchall()]
+    entries, written = [], {}
+    for table in tables:
+        columns = _columns(con, table)
+        rows, content = con.execute(
+            f'SELECT count(*), coalesce(sum(hash(t)), 0) FROM "{table}" t').fetchone()
+        key = digest(columns, rows, content)
+        path = files.reused(f"parquet {table}", key)
+        if path is None:
+            path = files.new(f"parquet {table}", key, ".parquet")
+            con.execute(f'COPY "{table}" TO {sql_text(str(path))} '
+                        f"(FORMAT parquet, COMPRESSION zstd)")
+        written[f"{table}.parquet"] = path
+        entries.append({"name": table, "file": f"{table}.parquet", "rows": rows,
+                        "bytes": path.stat().st_size, "columns": columns})
+    manifest = {"schema_version": _schema_version(con), "tidemark_schema_version": LATEST_VERSION,
+                "generated_at": generated.isoformat(timespec="seconds"),
+                "tables": entries,
+                # Where each run's page is (the SQL page links result rows to it).
+                "run_pages": {run_id: f"runs/{slug(run_id)}.html" for (run_id,) in
+                              con.execute("SELECT run_id FROM runs").fetchall()}}
+    return manifest, written
+
+
+def _partitioned(con: duckdb.DuckDBPyConnection, query: str, folder: Path,
+                 names: Iterable[tuple[str, Path]]) -> None:
+    """COPY `query` (with a `part` column) as one CSV per part in one pass, then move each
+    part's file to its name: (part, path) pairs."""
+    staging = folder / ".parts"
+    shutil.rmtree(staging, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    con.execute(f"COPY ({query}) TO {sql_text(str(staging))} "
+                f"(FORMAT csv, HEADER, PARTITION_BY (part), OVERWRITE_OR_IGNORE)")
+    for part, path in names:
+        written = sorted((staging / f"part={part}").glob("*.csv"))
+        if written:  # a run without invocations has no part
+            path.parent.mkdir(parents=True, exist_ok=True)
+            written[0].replace(path)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _register_slugs(con: duckdb.DuckDBPyConnection, name: str, column: str,
+                    values: Iterable[str]) -> dict[str, str]:
+    """A table `name`(column, part): value → its slug, the file name the site gives it (safe
+    in a folder name, as DuckDB writes one folder per part)."""
+    slugs = {value: slug(value) for value in values}
+    con.register(name, pd.DataFrame({column: list(slugs), "part": list(slugs.values())},
+                                    dtype="object"))
+    return slugs
+
+
+def _metric_columns(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, str]:
+    """tm_metrics: the metrics of `run_ids`' invocations; returns metric name → its column in
+    the CSV files (one per name any of these runs measured)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE tm_runs AS SELECT unnest(?::VARCHAR[]) AS run_id",
+                [run_ids])
+    con.execute("""CREATE OR REPLACE TEMP TABLE tm_metrics AS
+                   SELECT m.invocation_id, m.name, m.value, i.run_id, i.series_key FROM metrics m
+                   JOIN invocations i USING (invocation_id) JOIN tm_runs USING (run_id)""")
+    taken = {c.lower() for (c,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'invocations'")
+        .fetchall()} | set(_CSV_NAMES)
+    return {n: metric_column(n, taken) for (n,) in con.execute(
+        "SELECT DISTINCT name FROM tm_metrics ORDER BY name").fetchall()}
+
+
+def _invocations_wide(con: duckdb.DuckDBPyConnection, columns: dict[str, str],
+                      runs: list[str], series: list[str]) -> str:
+    """tm_wide: the invocations of tm_runs that are of `runs` or of `series`, with every metric
+    they have, one column per name (`columns`); returns those columns for a SELECT list."""
+    pivot = "".join(f", max(value) FILTER (WHERE name = {sql_text(n)}) AS {c}"
+                    for n, c in columns.items())
+    wanted = "(run_id IN (SELECT unnest(?::VARCHAR[])) OR series_key IN (SELECT unnest(?::VARCHAR[])))"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE tm_wide AS
+        SELECT i.*, w.* EXCLUDE (invocation_id) FROM invocations i JOIN tm_runs USING (run_id)
+        LEFT JOIN (SELECT invocation_id{pivot} FROM tm_metrics WHERE {wanted}
+                   GROUP BY invocation_id) w USING (invocation_id)
+        WHERE {wanted}""", [runs, series, runs, series])
+    return "".join(f", w.{c}" for c in columns.values())
+
+
+def metric_column(name: str, taken: set[str]) -> str:
+    """A metric's column in the CSV, quoted: its name, or `metric_<name>` where a metric is
+    named like a column already there (json_map imports name their metrics freely)."""
+    column = name.replace('"', "")
+    return f'"metric_{column}"' if column.lower() in taken else f'"{column}"'
+
+
+def _invocation_csv(con: duckdb.DuckDBPyConnection, staging: Path, run_ids: list[str],
+                    metrics: str) -> dict[str, Path]:
+    """staging/<run>.invocations.csv for each run: every invocation with every metric it has
+    (`metrics`: tm_wide's metric columns), in the order of its run page's table; a run without
+    invocations gets the header (its page links the file). Returns run → file."""
+    slugs = _register_slugs(con, "tm_invocation_parts", "run_id", run_ids)
+    columns = ", ".join(f"w.{c}" for c in _INVOCATION_CSV_COLUMNS)
+    query = f"""SELECT p.part, {columns}{metrics}
+                FROM tm_wide w JOIN tm_invocation_parts p USING (run_id)
+                ORDER BY p.part, w.seq"""
+    files = {run: staging / f"{part}{INVOCATIONS_SUFFIX}" for run, part in slugs.items()}
+    _partitioned(con, query, staging, [(slugs[run], path) for run, path in files.items()])
+    for path in files.values():
+        if not path.exists():
+            con.execute(f"COPY (SELECT {columns}{metrics} FROM tm_wide w WHERE false) "
+                        f"TO {sql_text(str(path))} (FORMAT csv, HEADER)")
+    return files
+
+
+def _series_csv(con: duckdb.DuckDBPyConnection, staging: Path, keys: list[str],
+                metrics: str) -> dict[str, Path]:
+    """staging/<series>.csv: every measured (and callgrind) repetition of each series in the
+    runs of tm_runs, one row each with every metric, linked to its row on its run page; a
+    failure is a row without metrics. Returns series key → file."""
+    slugs = _register_slugs(con, "tm_series_parts", "series_key", keys)
+    _register_slugs(con, "tm_run_pages", "run_id",
+                    [r for (r,) in con.execute("SELECT run_id FROM tm_runs").fetchall()])
+    query = f"""
+        SELECT s.part, w.run_id, r.started_at AS run_started_at, r.engine_version, r.label,
+               w.seq, w.phase, w.repetition, w.status{metrics},
+               'runs/' || p.part || '.html#inv-' || lpad(w.seq::VARCHAR, 4, '0') AS run_page
+        FROM tm_wide w JOIN tm_series_parts s USING (series_key) JOIN runs r USING (run_id)
+        JOIN tm_run_pages p USING (run_id)
+        WHERE w.phase IN ('measured', 'callgrind')
+        ORDER BY s.part, r.started_at, w.run_id, w.seq"""
+    files = {key: staging / f"{part}.csv" for key, part in slugs.items()}
+    _partitioned(con, query, staging, [(slugs[key], path) for key, path in files.items()])
+    return files
+
+
+def _series_runs(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """series key → the runs of tm_runs with a measured (or callgrind) invocation of it."""
+    found: dict[str, list[str]] = {}
+    for key, run in con.execute("""SELECT DISTINCT series_key, run_id FROM invocations
+                                   JOIN tm_runs USING (run_id)
+                                   WHERE phase IN ('measured', 'callgrind')
+                                   ORDER BY series_key, run_id""").fetchall():
+        found.setdefault(key, []).append(run)
+    return found
+
+
+def export_csv(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Path,
+               csv_runs: list[str], fingerprints: dict[str, str]
+               ) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The CSV files of `csv_runs` (the newest runs: their pages show every invocation in
+    detail): (run → its invocations' file, series key → its file). A file is written again
+    only when a run it holds changed (`fingerprints`), or the metric columns did."""
+    columns = _metric_columns(con, csv_runs)
+    series_runs = _series_runs(con)
+
+    def kept(kind: str, names: dict[str, Any]) -> tuple[dict[str, Path], list[str]]:
+        found = {name: files.reused(f"{kind} {name}", key) for name, key in names.items()}
+        return ({n: path for n, path in found.items() if path is not None},
+                sorted(n for n, path in found.items() if path is None))
+
+    run_keys = {run: digest(fingerprints[run], columns) for run in csv_runs}
+    series_keys = {key: digest([(run, fingerprints[run]) for run in runs], columns)
+                   for key, runs in series_runs.items()}
+    run_files, new_runs = kept("invocations", run_keys)
+    series_files, new_series = kept("series", series_keys)
+    if new_runs or new_series:
+        metrics = _invocations_wide(con, columns, new_runs, new_series)
+        staging.mkdir(parents=True, exist_ok=True)
+        for kind, made, keys, into in (
+                ("invocations", _invocation_csv(con, staging, new_runs, metrics), run_keys,
+                 run_files),
+                ("series", _series_csv(con, staging, new_series, metrics), series_keys,
+                 series_files)):
+            for name, path in made.items():
+                into[name] = path.replace(files.new(f"{kind} {name}", keys[name], ".csv"))
+    return run_files, series_files
+
+
+def export_history(db: Path, files: KeptFiles, staging: Path, csv_runs: list[str],
+                   fingerprints: dict[str, str], generated: datetime
+                   ) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Everything above: (the Parquet manifest with what the CSV files cover, for the
+    Downloads page; path in the built site → file). `staging`: a scratch folder."""
+    con = connect(db, read_only=True)
+    try:
+        manifest, parquet = export_parquet(con, files, generated)
+        run_files, series_files = export_csv(con, files, staging, csv_runs, fingerprints)
+    finally:
+        con.close()
+    manifest["run_files"] = sorted(run_files)
+    manifest["series_files"] = {key: f"{slug(key)}.csv" for key in series_files}
+    return manifest, {
+        **{f"{DATA}/{name}": path for name, path in parquet.items()},
+        **{f"runs/{slug(run)}{INVOCATIONS_SUFFIX}": path for run, path in run_files.items()},
+        **{f"{DATA}/{SERIES}/{slug(key)}.csv": path for key, path in series_files.items()}}
