@@ -1,6 +1,7 @@
 """Helpers for end-to-end tests: run the real `tidemark` command into a temporary results folder."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,15 @@ from pathlib import Path
 import duckdb
 
 TIDEMARK = str(Path(sys.executable).parent / "tidemark")
+
+
+def default_stop_signals() -> None:
+    """preexec_fn of a child a test stops with SIGINT or SIGHUP: both at their defaults even when
+    the tests run in the background or under nohup. A shell starts background jobs with SIGINT
+    ignored (nohup: SIGHUP), and Python leaves an ignored SIGINT ignored instead of raising
+    KeyboardInterrupt, so the child would wait on as if never told."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def run_argv(tmp: Path, *args: str) -> list[str]:

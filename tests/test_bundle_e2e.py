@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from tests.conftest import REPO
-from tests.e2e import TIDEMARK, run_argv, tidemark
+from tests.e2e import TIDEMARK, default_stop_signals, run_argv, tidemark
 
 pytestmark = pytest.mark.engine
 RUN = ("run", "engine=leveldb", "workload=readrandom", "repetitions=2", "workload.params.num=2000")
@@ -284,7 +284,8 @@ def test_an_ingest_stopped_while_it_waits_ends_in_one_line(runs, tmp_path, sig):
     try:
         assert holder.stdout.readline() == "held\n"
         proc = subprocess.Popen(run_argv(tmp_path, "ingest", str(bundle), "--db", str(history)),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_stop_signals)
         assert proc.stdout.readline().startswith(f"waiting for results database {history}")
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.e2e import TIDEMARK, query, tidemark
+from tests.e2e import TIDEMARK, default_stop_signals, query, tidemark
 
 pytestmark = pytest.mark.engine
 
@@ -30,19 +30,11 @@ def _engines_under(path: Path) -> list[psutil.Process]:
     return found
 
 
-def _default_signals() -> None:
-    for sig in (signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-
-
 def _start_and_wait_for_measurements(tmp: Path, measured: int) -> subprocess.Popen:
     db = tmp / "tidemark.duckdb"
     argv = [TIDEMARK, "run", *LONG, f"db={db}", f"results_dir={tmp}", f"data_dir={tmp / 'data'}"]
-    # SIGINT and SIGHUP at their defaults in the child even when the tests run in the background
-    # or under nohup: a shell starts background jobs with SIGINT ignored (nohup: SIGHUP), and
-    # Python leaves an ignored SIGINT ignored instead of raising KeyboardInterrupt.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=_default_signals)
+                            start_new_session=True, preexec_fn=default_stop_signals)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         try:
