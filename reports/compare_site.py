@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+import duckdb
 import pandas as pd
 
 from orchestrator import verdicts
+from orchestrator.analysis.compare import Report
 from orchestrator.gate import GateConf
 from orchestrator.store import connect
-from orchestrator.store.reads import load_coverage
+from orchestrator.store.reads import load_coverage, remembering_history
 
 from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_file,
                             pair_payload, run_page)
+from .comparisons import SiteVerdicts, summary_reports
 from .format import date
 
 FOLDER = "compare"
@@ -44,16 +47,34 @@ def _write_json(path: Path, data: Any) -> None:
                     encoding="utf-8")
 
 
+def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], gate: GateConf,
+              read: SiteVerdicts | None) -> dict[tuple[str, str], Report | Exception]:
+    """Each pair's report from the analysis core; a pair the site's verdicts already compared
+    on the same metrics and thresholds (`read`, from the same snapshot) is not compared again,
+    nor is the history they read scanned again."""
+    known = summary_reports(read) if read is not None else {}
+    results: dict[tuple[str, str], Report | Exception] = {
+        pair: known[pair] for pair in pairs if pair in known}
+    todo = [pair for pair in pairs if pair not in known]
+    if todo:
+        with remembering_history(con, read.histories if read is not None else ()):
+            results.update(verdicts.compare_pairs(con, todo, gate.summary_metrics,
+                                                  gate.thresholds))
+    return results
+
+
 def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame,
-                      gate: GateConf, baseline: str | None, summarized: str) -> int:
+                      gate: GateConf, baseline: str | None, summarized: str,
+                      read: SiteVerdicts | None = None) -> int:
     """dest/compare/*.json for the chosen pairs; returns how many pairs were written.
     `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
-    the pair the page opens with."""
+    the pair the page opens with; `read`: the site's verdicts, read with `gate` from the same
+    DB (what they read and compared is not read again)."""
     con = connect(db, read_only=True)
     try:
-        coverage = load_coverage(con)
-        plan = choose_pairs(coverage, baseline)
-        results = verdicts.compare_pairs(con, plan.pairs, gate.summary_metrics, gate.thresholds)
+        plan = choose_pairs(read.coverage if read is not None and read.coverage is not None
+                            else load_coverage(con), baseline)
+        results = _verdicts(con, plan.pairs, gate, read)
     finally:
         con.close()
     folder = dest / FOLDER

@@ -6,7 +6,7 @@ site and the CLI give the same answer to the same question.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import duckdb
@@ -55,6 +55,10 @@ class SiteVerdicts:
     gate_problem: str
     latest: dict[str, Comparison] = field(default_factory=dict)  # run → vs its previous comparable
     targets: dict[str, list[Any]] = field(default_factory=dict)  # run → its TargetResults
+    # What these verdicts were read from, for the Compare page's child (compare_site.py),
+    # which reads the same snapshot: every run's series (newest first) and the history.
+    coverage: list[RunCoverage] | None = None
+    histories: tuple[reads.RememberedHistory, ...] = ()
 
 
 def _compare(con: duckdb.DuckDBPyConnection, base: str | None, cand: str,
@@ -77,11 +81,12 @@ def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf,
     """The summary's, gate's and workload pages' comparisons. `latest_runs`: each workload's
     newest run, compared with its previous comparable run on the workload pages."""
     coverage: list[RunCoverage] = reads.load_coverage(con)
-    with reads.remembering_history(con):
+    with reads.remembering_history(con) as histories:
         # One scan of the history serves every comparison below: each asks for a part of it.
         reads.load_history(con, sorted(set().union(*(c.series for c in coverage))),
                            sorted({*conf.summary_metrics, *conf.metrics}))
-        return _comparisons(con, conf, latest_runs, coverage)
+        found = _comparisons(con, conf, latest_runs, coverage)
+    return replace(found, coverage=coverage, histories=tuple(histories))
 
 
 def _comparisons(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: Iterable[str],
@@ -105,6 +110,14 @@ def _comparisons(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: It
     if gate is not None:  # bars against the gate's partner, as `tidemark gate --targets` checks
         targets[cand] = verdicts.check_targets(con, gate.report)
     return SiteVerdicts(cand, latest[cand], against, baseline, gate, gate_problem, latest, targets)
+
+
+def summary_reports(found: SiteVerdicts) -> dict[tuple[str, str], Report]:
+    """(base, candidate) → the report of each pair compared on the summary's metrics (the
+    previous runs' and the baseline's comparisons; the gate's is on the gate's metrics)."""
+    compared = [*found.latest.values(), found.previous, found.against_baseline]
+    return {(c.base, c.cand): c.report for c in compared
+            if c is not None and c.base is not None and c.report is not None}
 
 
 def sorted_rows(report: Report) -> list[Any]:

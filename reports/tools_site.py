@@ -96,8 +96,9 @@ def start_tool_data(db: Path, out: Path, fragments: Path, results: Results,
         (staging / DATA / "manifest.json").write_text(json.dumps(manifest, indent=2),
                                                       encoding="utf-8")
         slots.save(fragments, "downloads", "files", _downloads_html(manifest, results.points))
+        found = results.verdicts
         write_comparisons(db, staging, results.runs, results.points, results.gate,
-                          results.verdicts.baseline.run_id, results.verdicts.candidate)
+                          found.baseline.run_id, found.candidate, found)
         return placed, files.used
 
     return forked.start(work, "tidemark-tool-data")

@@ -326,3 +326,39 @@ def test_the_history_read_once_answers_every_smaller_question_alike(history: Pat
         assert remembered == alone and all(h.medians for h in alone.values())
     finally:
         con.close()
+
+
+def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Compare page's child is given what the site's verdicts read from the same snapshot
+    (the runs' series, the history, the pairs they compared): its files are those of a read of
+    its own, and the core is not asked those pairs again."""
+    from orchestrator import verdicts
+    from orchestrator.gate import GateConf
+    from reports.compare_site import write_comparisons
+    from reports.comparisons import read_verdicts, summary_reports
+    from reports.site_reads import latest_run_per_workload
+
+    gate = GateConf(baseline=run_id(1))
+    con = queries.open_results(history)
+    try:
+        runs, points = queries.read_runs(con), queries.read_points(con)
+        found = read_verdicts(con, gate, latest_run_per_workload(points).values())
+    finally:
+        con.close()
+    reused = summary_reports(found)
+    assert {(run_id(4), run_id(5)), (run_id(1), run_id(5))} <= set(reused)
+    alone, given = tmp_path / "alone", tmp_path / "given"
+    write_comparisons(history, alone, runs, points, gate, run_id(1), found.candidate)
+    asked: list[tuple[str, str]] = []
+    compare_pairs = verdicts.compare_pairs
+
+    def recorded(con, pairs, *args):  # type: ignore[no-untyped-def]
+        asked.extend(pairs)
+        return compare_pairs(con, pairs, *args)
+
+    monkeypatch.setattr(verdicts, "compare_pairs", recorded)
+    pairs = write_comparisons(history, given, runs, points, gate, run_id(1), found.candidate,
+                              found)
+    assert asked and not set(asked) & set(reused) and len(asked) < pairs
+    assert not differences(alone, given) and len(list((given / "compare").iterdir())) == pairs + 1

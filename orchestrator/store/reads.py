@@ -257,19 +257,23 @@ def has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
     return bool(row and row[0])
 
 
+# A history read for these series and metrics.
+RememberedHistory = tuple[frozenset[str], frozenset[str], History]
 # A read-only snapshot's history, remembered while `remembering_history` is active (below).
-_REMEMBERED: dict[int, list[tuple[frozenset[str], frozenset[str], History]]] = {}
+_REMEMBERED: dict[int, list[RememberedHistory]] = {}
 
 
 @contextmanager
-def remembering_history(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def remembering_history(con: duckdb.DuckDBPyConnection, known: Sequence[RememberedHistory] = ()
+                        ) -> Iterator[list[RememberedHistory]]:
     """Within the block, `load_history` on `con` answers from a history it already read for
-    the same or more series and metrics. For a connection nothing writes to meanwhile: the
-    site asks the history of the same series for the summary's metrics and then for the
-    gate's, each a scan of every metric of the history."""
-    _REMEMBERED[id(con)] = []
+    the same or more series and metrics; yields what it read. For a connection nothing writes
+    to meanwhile: the site asks the history of the same series for the summary's metrics and
+    then for the gate's, each a scan of every metric of the history. `known`: what such a
+    block read from the same snapshot in another connection (the site's forked children)."""
+    remembered = _REMEMBERED[id(con)] = list(known)
     try:
-        yield
+        yield remembered
     finally:
         del _REMEMBERED[id(con)]
 
