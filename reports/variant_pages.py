@@ -11,7 +11,8 @@ from . import charts
 from .format import Link, date, escape_text, is_missing, latency, num
 from .pages import run_href
 from .caveats import caveat_warnings
-from .tables import Page, Section, Table, describe, group_key, linked, point_href, with_identity
+from .tables import (Page, Section, Table, describe, group_key, linked, per_params, point_href,
+                     with_identity)
 
 SWEPT = ("num", "value_size")
 UNITS = {"num": "keys", "value_size": "bytes"}  # the swept parameter's unit, for the x axis
@@ -36,11 +37,11 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
 
 def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
     """Points of runs that measured ≥ 2 values of `param` with all else equal, keyed by group."""
-    numeric = points["params"].map(lambda p: isinstance((p or {}).get(param), (int, float)))
+    numeric = per_params(points["params"], lambda p: isinstance((p or {}).get(param), (int, float)))
     frame = with_identity(points[numeric], (param,))
     if frame.empty:
         return frame
-    frame["x"] = frame["params"].map(lambda p: float(p[param]))
+    frame["x"] = per_params(frame["params"], lambda p: float(p[param]))
     return varied_in_run(frame, "x", keep_runs=2)
 
 
@@ -161,11 +162,11 @@ RATIO_ALIGN = (False, False, True, True, True, True, True, True)
 def param_variant_sections(points: pd.DataFrame) -> list[Section]:
     sections = []
     for param in VARIANT_PARAMS:
-        frame = with_identity(points[points["params"].map(lambda p: param in (p or {}))],
+        frame = with_identity(points[per_params(points["params"], lambda p: param in (p or {}))],
                               (param,))
         if frame.empty:
             continue
-        frame[param] = frame["params"].map(lambda p: str(p[param]))
+        frame[param] = per_params(frame["params"], lambda p: str(p[param]))
         for _, group in varied_in_run(frame, param, keep_runs=1).groupby("group", sort=False):
             first = group.iloc[0]
             sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
