@@ -106,7 +106,14 @@ def linked(value: Any, point: pd.Series | dict, base: str, digits: int = 0,
     return Link(num(value, digits) + suffix, point_href(point, base))
 
 
+def newest_positions(points: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Where in `points` the newest run's point of each group is (ties: the later run id),
+    oldest first. Sorts only the columns it needs: a long history has 200,000 points of 45."""
+    needed = points[list(dict.fromkeys([*keys, "started_at", "run_id"]))]
+    ordered = needed.set_axis(np.arange(len(needed))).sort_values(["started_at", "run_id"])
+    return ordered.groupby(keys, sort=False, dropna=False).tail(1).index.to_numpy()
+
+
 def latest_per_group(points: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The newest run's point of each group (ties: the later run id)."""
-    ordered = points.sort_values(["started_at", "run_id"])
-    return ordered.groupby(keys, sort=False, dropna=False).tail(1)
+    return points.iloc[newest_positions(points, keys)]
