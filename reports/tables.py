@@ -78,7 +78,8 @@ def per_params(params: pd.Series, value: Callable[[Any], Any]) -> pd.Series:
     values = np.empty(len(uniques), dtype=object)
     for code, first in enumerate(np.unique(codes, return_index=True)[1]):
         values[code] = value(objects[first])
-    return pd.Series(values[codes].tolist(), index=params.index)
+    typed = pd.Series(values).infer_objects().to_numpy()  # the dtype `map` would give
+    return pd.Series(typed[codes], index=params.index)
 
 
 def with_identity(points: pd.DataFrame, drop_params: tuple[str, ...] = ()) -> pd.DataFrame:

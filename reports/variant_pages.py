@@ -38,7 +38,7 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
 def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
     """Points of runs that measured ≥ 2 values of `param` with all else equal, keyed by group."""
     numeric = per_params(points["params"], lambda p: isinstance((p or {}).get(param), (int, float)))
-    frame = with_identity(points[numeric], (param,))
+    frame = with_identity(points if numeric.all() else points[numeric], (param,))
     if frame.empty:
         return frame
     frame["x"] = per_params(frame["params"], lambda p: float(p[param]))
@@ -48,9 +48,10 @@ def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
 def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFrame:
     """Rows of (group, run) pairs that measured ≥ 2 values of `column`, the newest `keep_runs`
     such runs of each group; `group` numbers the otherwise-equal series."""
-    frame = frame.assign(group=frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup())
-    counts = frame.groupby(["group", "run_id"])[column].transform("nunique")
-    frame = frame[counts >= 2]
+    group = frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup()
+    varied = (frame.groupby([group, frame["run_id"]])[column].transform("nunique") >= 2).to_numpy()
+    # Most points vary nothing in their run: drop them before copying the frame.
+    frame = frame[varied].assign(group=group[varied])
     pairs = frame.drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
     keep = pairs.groupby("group").tail(keep_runs)[["group", "run_id"]]
     return frame.merge(keep, on=["group", "run_id"])
