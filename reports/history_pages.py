@@ -73,9 +73,9 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
 
 def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
                     instrumented: set[str], compare: tuple[int, int]) -> Section:
-    frame = with_identity(points)
-    run_ids = history_columns(frame)
-    hidden = frame["run_id"].nunique() - len(run_ids)
+    run_ids = history_columns(points)
+    hidden = points["run_id"].nunique() - len(run_ids)
+    frame = with_identity(points[points["run_id"].isin(run_ids)])  # only the columns' points
     columns = runs.set_index("run_id").loc[run_ids].reset_index()
     rows = _series_rows(frame, run_ids, run_ids[compare[0]], run_ids[compare[1]])
     caveat = _caveat(columns)
@@ -104,7 +104,7 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
 
 def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str],
                  compare: tuple[int, int] = (0, -1)) -> Page:
-    groups = sorted(points.groupby("workload", sort=True),  # measured workloads first
+    groups = sorted(iter(points.groupby("workload", sort=True)),  # measured workloads first
                     key=lambda item: bool((item[1]["build_variant"] == "imported").all()))
     sections = [history_section(w, mine, runs, instrumented, compare) for w, mine in groups]
     intro = Markup(
