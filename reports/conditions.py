@@ -119,8 +119,8 @@ def scaling_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
         group=ids[rows]), ["group"])]
     newest_run = dict(zip(ids[newest], run_ids[newest]))  # series → the run of its newest sweep
     chosen = swept & (run_ids == pd.Series(ids).map(newest_run).to_numpy())
-    groups = [points.sort_values(["started_at", "run_id"])  # as the series first appear
-              for _, points in frame[chosen].groupby(group[chosen], sort=True)]
+    groups = [series.sort_values(["started_at", "run_id"])  # as the series first appear
+              for _, series in frame[chosen].groupby(group[chosen], sort=True)]
     return sorted(groups, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
 
 
