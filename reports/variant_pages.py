@@ -48,6 +48,8 @@ def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
 def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFrame:
     """Rows of (group, run) pairs that measured ≥ 2 values of `column`, the newest `keep_runs`
     such runs of each group; `group` numbers the otherwise-equal series."""
+    if not (frame.groupby("run_id")[column].nunique() >= 2).any():
+        return frame.iloc[:0].assign(group=0)  # no run varied it: skip grouping every point
     group = frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup()
     varied = (frame.groupby([group, frame["run_id"]])[column].transform("nunique") >= 2).to_numpy()
     # Most points vary nothing in their run: drop them before copying the frame.
