@@ -31,9 +31,14 @@ def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """points + `machine`: the profile name and the fingerprint it measured on."""
     profiles = dict(zip(runs["run_id"], (profile_of(c) for c in runs["config"])))
     out = with_identity(points)
-    out["machine"] = [f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
+    # Named once per (run, fingerprint), not once per point.
+    pair = out.groupby(["run_id", "machine_fingerprint"], sort=False, dropna=False).ngroup().to_numpy()
+    firsts = np.unique(pair, return_index=True)[1]
+    names = np.array([f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
                       else f"{profiles.get(r, 'unknown profile')} · {f[:8]}"
-                      for r, f in zip(out["run_id"], out["machine_fingerprint"])]
+                      for r, f in zip(out["run_id"].to_numpy()[firsts],
+                                      out["machine_fingerprint"].to_numpy()[firsts])], dtype=object)
+    out["machine"] = names[pair]
     return out
 
 
