@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -76,10 +77,14 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
-                    instrumented: set[str], compare: tuple[int, int]) -> Section:
-    run_ids = history_columns(points)
-    hidden = points["run_id"].nunique() - len(run_ids)
-    frame = with_identity(points[points["run_id"].isin(run_ids)])  # only the columns' points
+                    instrumented: set[str], compare: tuple[int, int],
+                    mine: np.ndarray | None = None) -> Section:
+    """`mine`: the positions of the workload's points in `points` (default: all of them)."""
+    mine = np.arange(len(points)) if mine is None else mine
+    # Three columns to choose the runs, every column only for the chosen runs' points.
+    run_ids = history_columns(points[["run_id", "started_at", "series_key"]].iloc[mine])
+    hidden = points["run_id"].iloc[mine].nunique() - len(run_ids)
+    frame = with_identity(points.iloc[mine[points["run_id"].iloc[mine].isin(run_ids).to_numpy()]])
     columns = runs.set_index("run_id").loc[run_ids].reset_index()
     rows = _series_rows(frame, run_ids, run_ids[compare[0]], run_ids[compare[1]])
     caveat = _caveat(columns)
@@ -108,9 +113,11 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
 
 def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str],
                  compare: tuple[int, int] = (0, -1)) -> Page:
-    groups = sorted(iter(points.groupby("workload", sort=True)),  # measured workloads first
-                    key=lambda item: bool((item[1]["build_variant"] == "imported").all()))
-    sections = [history_section(w, mine, runs, instrumented, compare) for w, mine in groups]
+    positions = points.groupby("workload", sort=True).indices  # no copy of each workload's points
+    imported = (points["build_variant"] == "imported").to_numpy()
+    workloads = sorted(sorted(positions), key=lambda w: bool(imported[positions[w]].all()))
+    sections = [history_section(w, points, runs, instrumented, compare, positions[w])  # measured first
+                for w in workloads]
     intro = Markup(
         f"Per workload, up to {HISTORY_COLUMNS} runs that measured it, oldest to newest: its "
         "newest run and the runs that give its series (or other series) a history, so that a "
