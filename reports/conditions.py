@@ -113,7 +113,8 @@ def scaling_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
     group = frame.groupby(group_key(frame, ("threads",)), sort=False, dropna=False).ngroup()
     # The points of runs that swept threads in their series, found in one pass: a long history
     # has hundreds of series and few sweeps.
-    swept = (frame.groupby([group, frame["run_id"]])["threads"].transform("nunique") >= 2).to_numpy()
+    thread_counts = frame.groupby([group, frame["run_id"]])["threads"].transform("nunique")
+    swept = (thread_counts >= 2).to_numpy()
     ids, run_ids, rows = group.to_numpy(), frame["run_id"].to_numpy(), np.flatnonzero(swept)
     newest = rows[newest_positions(frame[["started_at", "run_id"]].iloc[rows].assign(
         group=ids[rows]), ["group"])]

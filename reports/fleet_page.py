@@ -32,7 +32,8 @@ def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     profiles = dict(zip(runs["run_id"], (profile_of(c) for c in runs["config"])))
     out = with_identity(points)
     # Named once per (run, fingerprint), not once per point.
-    pair = out.groupby(["run_id", "machine_fingerprint"], sort=False, dropna=False).ngroup().to_numpy()
+    pair = out.groupby(["run_id", "machine_fingerprint"], sort=False,
+                       dropna=False).ngroup().to_numpy()
     firsts = np.unique(pair, return_index=True)[1]
     names = np.array([f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
                       else f"{profiles.get(r, 'unknown profile')} · {f[:8]}"

@@ -116,8 +116,8 @@ def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str
     positions = points.groupby("workload", sort=True).indices  # no copy of each workload's points
     imported = (points["build_variant"] == "imported").to_numpy()
     workloads = sorted(sorted(positions), key=lambda w: bool(imported[positions[w]].all()))
-    sections = [history_section(w, points, runs, instrumented, compare, positions[w])  # measured first
-                for w in workloads]
+    sections = [history_section(w, points, runs, instrumented, compare, positions[w])
+                for w in workloads]  # measured workloads first
     intro = Markup(
         f"Per workload, up to {HISTORY_COLUMNS} runs that measured it, oldest to newest: its "
         "newest run and the runs that give its series (or other series) a history, so that a "

@@ -228,7 +228,8 @@ def workload_page(workload: str, points: pd.DataFrame,
     queries.read_phases; `config`: the workload's config file (notes, gap_notes); `imported`:
     queries.read_imported_values."""
     mine = points[points["workload"] == workload]
-    latest_id = mine[["started_at", "run_id"]].sort_values(["started_at", "run_id"]).iloc[-1]["run_id"]
+    order = ["started_at", "run_id"]  # sorting only the columns it needs, not every column
+    latest_id = mine[order].sort_values(order).iloc[-1]["run_id"]
     latest = mine[mine["run_id"] == latest_id]
     labeler = Labeler.of(newest_per_series(mine).to_dict("records"))
     comparison = (comparisons or {}).get(latest_id)
