@@ -52,11 +52,14 @@ def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFr
         return frame.iloc[:0].assign(group=0)  # no run varied it: skip grouping every point
     group = frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup()
     varied = (frame.groupby([group, frame["run_id"]])[column].transform("nunique") >= 2).to_numpy()
-    # Most points vary nothing in their run: drop them before copying the frame.
-    frame = frame[varied].assign(group=group[varied])
-    pairs = frame.drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
-    keep = pairs.groupby("group").tail(keep_runs)[["group", "run_id"]]
-    return frame.merge(keep, on=["group", "run_id"])
+    # The (group, run) pairs are chosen on three columns: only their points are copied.
+    light = pd.DataFrame({"group": group, "run_id": frame["run_id"],
+                          "started_at": frame["started_at"]})
+    pairs = light[varied].drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
+    keep = pairs.groupby("group").tail(keep_runs)
+    kept = varied & pd.MultiIndex.from_frame(light[["group", "run_id"]]).isin(
+        pd.MultiIndex.from_frame(keep[["group", "run_id"]]))
+    return frame[kept].assign(group=group[kept]).reset_index(drop=True)
 
 
 def _exponents(sweeps: pd.DataFrame) -> pd.DataFrame:
