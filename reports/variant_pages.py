@@ -183,6 +183,8 @@ def param_variant_sections(points: pd.DataFrame) -> list[Section]:
 def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[Section]:
     """Same engine version, machine and series except `column` (the build variant, the
     runner), across runs: the newest run of each value against the baseline value."""
+    if points[column].nunique() < 2:
+        return []  # one value in every run: no pair, and no need to group every point
     frame = with_identity(points)
     keys = group_key(frame, (column,)) + ["engine_version"]
     # Only groups with two values of `column` make a section: find them in one pass, not one
