@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -16,7 +17,7 @@ from .format import Link, date, escape_text, is_missing, latency, slug
 from .labels import CACHE_ORDER, Labeler
 from .pages import run_href
 from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
-                     point_href, with_identity)
+                     newest_positions, point_href, with_identity)
 
 def condition_cell(point: pd.Series, base: str) -> Link:
     """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""
@@ -109,15 +110,18 @@ def scaling_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
     if points.empty:
         return []
     frame = with_identity(points)
-    keys = group_key(frame, ("threads",))
-    groups = []
-    for _, group in frame.groupby(keys, sort=False, dropna=False):
-        sweeps = group.groupby("run_id")["threads"].nunique()
-        runs = sweeps[sweeps >= 2].index
-        if len(runs) == 0:
-            continue
-        newest = group[group["run_id"].isin(runs)].sort_values(["started_at", "run_id"])
-        groups.append(newest[newest["run_id"] == newest.iloc[-1]["run_id"]])
+    group = frame.groupby(group_key(frame, ("threads",)), sort=False, dropna=False).ngroup()
+    # The points of runs that swept threads in their series, found in one pass: a long history
+    # has hundreds of series and few sweeps.
+    thread_counts = frame.groupby([group, frame["run_id"]])["threads"].transform("nunique")
+    swept = (thread_counts >= 2).to_numpy()
+    ids, run_ids, rows = group.to_numpy(), frame["run_id"].to_numpy(), np.flatnonzero(swept)
+    newest = rows[newest_positions(frame[["started_at", "run_id"]].iloc[rows].assign(
+        group=ids[rows]), ["group"])]
+    newest_run = dict(zip(ids[newest], run_ids[newest]))  # series → the run of its newest sweep
+    chosen = swept & (run_ids == pd.Series(ids).map(newest_run).to_numpy())
+    groups = [series.sort_values(["started_at", "run_id"])  # as the series first appear
+              for _, series in frame[chosen].groupby(group[chosen], sort=True)]
     return sorted(groups, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
 
 

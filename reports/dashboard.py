@@ -65,7 +65,8 @@ def headline_series(points: pd.DataFrame, verdicts: SiteVerdicts) -> list[str]:
     summarized = set(points.loc[points["run_id"] == verdicts.candidate, "series_key"])
     keys = [k for k in dict.fromkeys(order) if k in summarized]
     keys += sorted(summarized - set(keys))
-    measured = points[points["build_variant"] != "imported"]
+    measured = points.loc[points["build_variant"] != "imported",
+                          ["series_key", "run_id", "started_at"]]
     history = measured.groupby("series_key").agg(runs=("run_id", "size"),
                                                   newest=("started_at", "max"))
     ranked = history.sort_values(["runs", "newest"], ascending=False).index

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -20,7 +21,8 @@ from .machine_pages import machine_href
 from .workload_page import chart_series
 from .labels import IMPORT_PREFIX, Labeler, machine_text
 from .pages import profile_of, run_href
-from .tables import Page, Section, Table, describe, group_key, linked, with_identity
+from .tables import (Page, Section, Table, describe, group_key, linked, newest_positions,
+                     with_identity)
 
 CHARTS_SHOWN = 12  # the series measured on the most machines (then with the most runs)
 
@@ -29,27 +31,51 @@ def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """points + `machine`: the profile name and the fingerprint it measured on."""
     profiles = dict(zip(runs["run_id"], (profile_of(c) for c in runs["config"])))
     out = with_identity(points)
-    out["machine"] = [f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
+    # Named once per (run, fingerprint), not once per point.
+    pair = out.groupby(["run_id", "machine_fingerprint"], sort=False,
+                       dropna=False).ngroup().to_numpy()
+    firsts = np.unique(pair, return_index=True)[1]
+    names = np.array([f"{machine_text(f)} (imported)" if str(f).startswith(IMPORT_PREFIX)
                       else f"{profiles.get(r, 'unknown profile')} · {f[:8]}"
-                      for r, f in zip(out["run_id"], out["machine_fingerprint"])]
+                      for r, f in zip(out["run_id"].to_numpy()[firsts],
+                                      out["machine_fingerprint"].to_numpy()[firsts])], dtype=object)
+    out["machine"] = names[pair]
     return out
 
 
-def _side_by_side(frame: pd.DataFrame, machines: list[str], keys: list[str]) -> Table:
+def _series_ids(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Each point's series, numbered in the order of its key (one grouping of the points for
+    the table and the charts, not one sort and one copy per series)."""
+    return frame.groupby(keys, sort=True, dropna=False).ngroup()
+
+
+def _last_positions(ids: pd.Series) -> np.ndarray:
+    """Series id → the position of its last point in the frame."""
+    positions = np.flatnonzero(~ids.duplicated(keep="last").to_numpy())
+    last = np.empty(len(positions), dtype=np.int64)
+    last[ids.to_numpy()[positions]] = positions
+    return last
+
+
+def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
+                  labeler: Labeler) -> Table:
     """One row per series, those measured on the most machines first (what a fleet view is
     for), labelled by what differs between the rows (the section says what they share)."""
-    groups = sorted(frame.groupby(keys, sort=True, dropna=False),
-                    key=lambda g: -g[1]["machine"].nunique())
-    labeler = _labeler(frame, keys)
+    on_machines = frame.groupby(ids)["machine"].nunique()
+    last = _last_positions(ids)
+    keyed = frame[["machine", "started_at", "run_id"]].assign(series_id=ids.to_numpy())
+    positions = newest_positions(keyed, ["series_id", "machine"])
+    newest: dict[int, dict[str, pd.Series]] = {}
+    for series, (_, p) in zip(ids.to_numpy()[positions], frame.iloc[positions].iterrows()):
+        newest.setdefault(series, {})[p["machine"]] = p
+    runs = frame.groupby([ids, frame["machine"]])["run_id"].nunique()
     rows = []
-    for _, series in groups:
-        latest = series.sort_values(["started_at", "run_id"]).groupby("machine").tail(1)
-        by_machine = {p["machine"]: p for _, p in latest.iterrows()}
-        runs = series.groupby("machine")["run_id"].nunique()
+    for series in sorted(range(len(last)), key=lambda s: -on_machines[s]):
+        by_machine, point = newest[series], frame.iloc[last[series]]
         cells = [linked(by_machine[m]["ops_median"], by_machine[m], "../") if m in by_machine
                  else None for m in machines]
-        counts = " / ".join(str(int(runs.get(m, 0))) for m in machines)
-        rows.append([series.iloc[-1]["workload"], labeler.label(series.iloc[-1].drop("machine_fingerprint")),
+        counts = " / ".join(str(int(runs.get((series, m), 0))) for m in machines)
+        rows.append([point["workload"], labeler.label(point.drop("machine_fingerprint")),
                      *cells, counts])
     return Table(("Workload", "Series", *machines, "Runs per machine"), rows,
                  (False, False, *[True] * len(machines), True))
@@ -61,13 +87,18 @@ def _labeler(frame: pd.DataFrame, keys: list[str]) -> Labeler:
     return Labeler.of(one_per_series.to_dict("records"))
 
 
-def _charts(frame: pd.DataFrame, keys: list[str]) -> list[Section]:
+def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
     """One chart per series, one line (with its min–max band) per machine."""
-    groups = sorted(frame.groupby(keys, sort=False, dropna=False),
-                    key=lambda g: (-g[1]["machine"].nunique(), -g[1]["run_id"].nunique(),
-                                   describe(g[1].iloc[-1])))
+    by_series = frame.groupby(ids)
+    positions = by_series.indices  # series id → its points' positions, oldest first
+    on_machines, runs = by_series["machine"].nunique(), by_series["run_id"].nunique()
+    last = _last_positions(ids)
+    first_seen = np.unique(ids.to_numpy(), return_index=True)[1]
+    shown = sorted(np.argsort(first_seen, kind="stable"),  # ties: the series seen first
+                   key=lambda s: (-on_machines[s], -runs[s], describe(frame.iloc[last[s]])))
     sections = []
-    for index, (_, series) in enumerate(groups[:CHARTS_SHOWN]):
+    for index, series_id in enumerate(shown[:CHARTS_SHOWN]):
+        series = frame.iloc[positions[series_id]]
         title = f"{series.iloc[-1]['workload']}: {describe(series.iloc[-1])}"
         sections.append(Section(title, chart=charts.trend_chart(machine_lines(series),
                                                                 f"fleet-{index}")))
@@ -84,13 +115,15 @@ def machine_lines(series: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _machines_table(frame: pd.DataFrame, runs: pd.DataFrame) -> Table:
+    newest = frame.iloc[newest_positions(frame, ["machine"])]
+    newest = dict(zip(newest["machine"], newest.to_dict("records")))
+    sha = dict(zip(runs["run_id"], runs["binary_sha256"]))
     rows = []
-    for machine, mine in frame.groupby("machine", sort=True):
-        newest = mine.sort_values(["started_at", "run_id"]).iloc[-1]
-        run_ids = set(mine["run_id"])
-        shas = runs[runs["run_id"].isin(run_ids)]["binary_sha256"].dropna().unique()
-        rows.append([Link(machine, machine_href(newest["machine_fingerprint"], "../")),
-                     num(len(run_ids)), Link(newest["run_id"], run_href(newest["run_id"], "../")),
+    for machine, run_ids in frame.groupby("machine", sort=True)["run_id"].unique().items():
+        shas = pd.Series([sha.get(r) for r in run_ids], dtype=object).dropna().unique()
+        rows.append([Link(machine, machine_href(newest[machine]["machine_fingerprint"], "../")),
+                     num(len(run_ids)),
+                     Link(newest[machine]["run_id"], run_href(newest[machine]["run_id"], "../")),
                      ", ".join(sorted(s[:12] for s in shas)) or MISSING])
     return Table(("Machine (profile · fingerprint)", "Runs", "Newest run", "Engine binaries (sha256)"),
                  rows, (False, True, False, False))
@@ -108,11 +141,11 @@ def fleet_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
     frame = with_machines(points[points["ops_median"].notna()], runs)
     machines = sorted(frame["machine"].unique())
     keys = group_key(frame, ("machine_fingerprint",))
-    shared = _labeler(frame, keys).shared
+    labeler, ids = _labeler(frame, keys), _series_ids(frame, keys)
     sections = [Section("Machines", tables=[_machines_table(frame, runs)]),
                 Section("Same series on each machine",
                         text=Markup("Median ops/s of the newest run per machine, series measured "
                                     "on the most machines first; a dash: not measured there. "
-                                    "Every row: {}.").format(shared or MISSING),
-                        tables=[_side_by_side(frame, machines, keys)])]
-    return Page("Fleet", intro, sections + _charts(frame, keys), wide=True)
+                                    "Every row: {}.").format(labeler.shared or MISSING),
+                        tables=[_side_by_side(frame, machines, ids, labeler)])]
+    return Page("Fleet", intro, sections + _charts(frame, ids), wide=True)

@@ -5,6 +5,7 @@ so a workload named `<script>` shows as text and a `|` cannot break a Markdown t
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -115,6 +116,7 @@ def built_href(href: str) -> str:
     return path + hash_ + fragment
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure; every point of every chart links to a run page
 def slug(name: str) -> str:
     """A file name for a page about `name`; a hash keeps names that differ only in symbols apart."""
     base = re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-.")[:60] or "x"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -38,15 +39,17 @@ def _series_rows(frame: pd.DataFrame, run_ids: list[str], a: str, b: str) -> lis
     rows = []
     keys = ["engine", "benchmark", "threads", "cache_state", "params_json"]
     shown = frame[frame["run_id"].isin(run_ids)]
-    labeler = Labeler.of([g.iloc[0] for _, g in shown.groupby(keys, sort=False)],
-                         drop=("workload", "build_variant"))
-    for _, group in shown.groupby(keys, sort=False):
-        by_run = {p["run_id"]: p for _, p in group.iterrows()}
+    # Each row's points by position, as first shown: no frame copied per row.
+    groups = sorted(shown.groupby(keys, sort=False).indices.values(), key=lambda p: p[0])
+    labeler = Labeler.of([shown.iloc[p[0]] for p in groups], drop=("workload", "build_variant"))
+    records = shown.to_dict("records")
+    for positions in groups:
+        by_run = {records[i]["run_id"]: records[i] for i in positions}
         cells = [linked(by_run[r]["ops_median"], by_run[r], "") if r in by_run else None
                  for r in run_ids]
         change = delta_pct(by_run[b]["ops_median"], by_run[a]["ops_median"]) \
             if a != b and a in by_run and b in by_run else None
-        rows.append([labeler.label(group.iloc[0]), *cells,
+        rows.append([labeler.label(shown.iloc[positions[0]]), *cells,
                      Link(signed_pct(change), point_href(by_run[b], "")) if change is not None else None])
     return sorted(rows, key=lambda r: r[0])
 
@@ -58,7 +61,9 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
     would hide the older runs of the one series that has a history."""
     order = frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"],
                                                        ascending=False)["run_id"].tolist()
-    series = frame.groupby("run_id")["series_key"].agg(set).to_dict()
+    series: dict[str, set[str]] = {}  # run → the series it measured
+    for run, key in zip(frame["run_id"].to_numpy(), frame["series_key"].to_numpy()):
+        series.setdefault(run, set()).add(key)
     counts = frame.groupby("series_key")["run_id"].nunique()
     with_history = set(counts[counts > 1].index)
     chosen: list[str] = order[:1]
@@ -72,10 +77,14 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
-                    instrumented: set[str], compare: tuple[int, int]) -> Section:
-    frame = with_identity(points)
-    run_ids = history_columns(frame)
-    hidden = frame["run_id"].nunique() - len(run_ids)
+                    instrumented: set[str], compare: tuple[int, int],
+                    mine: np.ndarray | None = None) -> Section:
+    """`mine`: the positions of the workload's points in `points` (default: all of them)."""
+    mine = np.arange(len(points)) if mine is None else mine
+    # Three columns to choose the runs, every column only for the chosen runs' points.
+    run_ids = history_columns(points[["run_id", "started_at", "series_key"]].iloc[mine])
+    hidden = points["run_id"].iloc[mine].nunique() - len(run_ids)
+    frame = with_identity(points.iloc[mine[points["run_id"].iloc[mine].isin(run_ids).to_numpy()]])
     columns = runs.set_index("run_id").loc[run_ids].reset_index()
     rows = _series_rows(frame, run_ids, run_ids[compare[0]], run_ids[compare[1]])
     caveat = _caveat(columns)
@@ -104,9 +113,11 @@ def history_section(workload: str, points: pd.DataFrame, runs: pd.DataFrame,
 
 def history_page(runs: pd.DataFrame, points: pd.DataFrame, instrumented: set[str],
                  compare: tuple[int, int] = (0, -1)) -> Page:
-    groups = sorted(points.groupby("workload", sort=True),  # measured workloads first
-                    key=lambda item: bool((item[1]["build_variant"] == "imported").all()))
-    sections = [history_section(w, mine, runs, instrumented, compare) for w, mine in groups]
+    positions = points.groupby("workload", sort=True).indices  # no copy of each workload's points
+    imported = (points["build_variant"] == "imported").to_numpy()
+    workloads = sorted(sorted(positions), key=lambda w: bool(imported[positions[w]].all()))
+    sections = [history_section(w, points, runs, instrumented, compare, positions[w])
+                for w in workloads]  # measured workloads first
     intro = Markup(
         f"Per workload, up to {HISTORY_COLUMNS} runs that measured it, oldest to newest: its "
         "newest run and the runs that give its series (or other series) a history, so that a "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, series_noise
@@ -23,19 +24,31 @@ from .tables import Table, describe
 METRIC = "ops_per_sec"
 
 
+def _series_positions(ok: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each series' points' positions, series as first measured (no frame copied per series:
+    a long history has 200 series of 1,000 runs)."""
+    positions = ok.groupby("series_key", sort=False).indices
+    return {key: positions[key] for key in ok["series_key"].unique()}
+
+
+def _history(ok: pd.DataFrame, positions: dict[str, np.ndarray],
+             aa_pairs: Sequence[tuple[str, str]]) -> History:
+    run_ids, medians = ok["run_id"].to_numpy(), ok["ops_median"].to_numpy(dtype=float)
+    return History({(key, METRIC): tuple(zip(run_ids[p].tolist(), medians[p].tolist()))
+                    for key, p in positions.items()}, tuple(aa_pairs))
+
+
 def history_from_points(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]]) -> History:
     ok = points.dropna(subset=["ops_median"])
-    medians = {(key, METRIC): tuple(zip(group["run_id"], group["ops_median"].astype(float)))
-               for key, group in ok.groupby("series_key", sort=False)}
-    return History(medians, tuple(aa_pairs))
+    return _history(ok, _series_positions(ok), aa_pairs)
 
 
 def _pct(value: float | None) -> str:
     return MISSING if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
 
 
-def _within_cv(group: pd.DataFrame) -> float:
-    cvs = (group["ops_std"] / group["ops_mean"]).dropna()
+def _within_cv(cvs: np.ndarray) -> float:
+    cvs = pd.Series(cvs).dropna()
     return float(cvs.median()) if len(cvs) else float("nan")
 
 
@@ -43,14 +56,17 @@ def noise_table(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]],
                 thresholds: Thresholds, base: str) -> Table:
     """One row per series: its newest run, how many other runs and A/A pairs measured its
     noise, the noise and the threshold a change of its newest run had to beat."""
-    history = history_from_points(points, aa_pairs)
+    ok = points.dropna(subset=["ops_median"])
+    positions = _series_positions(ok)
+    history = _history(ok, positions, aa_pairs)
+    cvs = (ok["ops_std"] / ok["ops_mean"]).to_numpy()
     rows = []
-    for key, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
-        last = group.iloc[-1]
+    for key, mine in positions.items():
+        last = ok.iloc[mine[-1]]
         noise = series_noise(history, key, METRIC, (last.run_id,))
         largest = max((abs(v) for v in noise.aa_changes), default=float("nan"))
         rows.append([Link(f"{last.workload} · {describe(last)}", run_href(last.run_id, base)),
-                     noise.runs, _pct(noise.spread), _pct(_within_cv(group)),
+                     noise.runs, _pct(noise.spread), _pct(_within_cv(cvs[mine])),
                      len(noise.aa_changes), _pct(largest), _pct(noise.value),
                      _pct(effective_threshold(thresholds, noise.value))])
     return Table(("Series (newest run)", "Other runs", "Spread of run medians",

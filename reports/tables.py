@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -69,18 +70,23 @@ def params_json(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> st
     return json.dumps(kept, sort_keys=True, default=str)
 
 
+def per_params(params: pd.Series, value: Callable[[Any], Any]) -> pd.Series:
+    """`params.map(value)`, with `value` called once per distinct params object (queries
+    decodes each JSON text once, so 200,000 points share a few hundred dicts)."""
+    codes, uniques = pd.factorize(np.fromiter(map(id, params), dtype=np.uint64, count=len(params)))
+    objects = params.to_numpy()
+    values = np.empty(len(uniques), dtype=object)
+    for code, first in enumerate(np.unique(codes, return_index=True)[1]):
+        values[code] = value(objects[first])
+    typed = pd.Series(values).infer_objects().to_numpy()  # the dtype `map` would give
+    return pd.Series(typed[codes], index=params.index)
+
+
 def with_identity(points: pd.DataFrame, drop_params: tuple[str, ...] = ()) -> pd.DataFrame:
     """points + a params_json column (params minus `drop_params`) for grouping."""
-    out = points.copy()
-    # Equal params are one shared object (queries decodes each JSON text once): encode each once.
-    encoded: dict[int, str] = {}
-    column = []
-    for params in out["params"]:
-        key = id(params)
-        if key not in encoded:
-            encoded[key] = params_json(params, drop_params)
-        column.append(encoded[key])
-    out["params_json"] = column
+    # A shallow copy: callers add or replace columns, never write into the points' arrays.
+    out = points.copy(deep=False)
+    out["params_json"] = per_params(out["params"], lambda p: params_json(p, drop_params))
     return out
 
 
@@ -101,7 +107,14 @@ def linked(value: Any, point: pd.Series | dict, base: str, digits: int = 0,
     return Link(num(value, digits) + suffix, point_href(point, base))
 
 
+def newest_positions(points: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Where in `points` the newest run's point of each group is (ties: the later run id),
+    oldest first. Sorts only the columns it needs: a long history has 200,000 points of 45."""
+    needed = points[list(dict.fromkeys([*keys, "started_at", "run_id"]))]
+    ordered = needed.set_axis(np.arange(len(needed))).sort_values(["started_at", "run_id"])
+    return ordered.groupby(keys, sort=False, dropna=False).tail(1).index.to_numpy()
+
+
 def latest_per_group(points: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The newest run's point of each group (ties: the later run id)."""
-    ordered = points.sort_values(["started_at", "run_id"])
-    return ordered.groupby(keys, sort=False, dropna=False).tail(1)
+    return points.iloc[newest_positions(points, keys)]

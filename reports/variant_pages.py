@@ -11,7 +11,8 @@ from . import charts
 from .format import Link, date, escape_text, is_missing, latency, num
 from .pages import run_href
 from .caveats import caveat_warnings
-from .tables import Page, Section, Table, describe, group_key, linked, point_href, with_identity
+from .tables import (Page, Section, Table, describe, group_key, linked, per_params, point_href,
+                     with_identity)
 
 SWEPT = ("num", "value_size")
 UNITS = {"num": "keys", "value_size": "bytes"}  # the swept parameter's unit, for the x axis
@@ -36,23 +37,29 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
 
 def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
     """Points of runs that measured ≥ 2 values of `param` with all else equal, keyed by group."""
-    numeric = points["params"].map(lambda p: isinstance((p or {}).get(param), (int, float)))
-    frame = with_identity(points[numeric], (param,))
+    numeric = per_params(points["params"], lambda p: isinstance((p or {}).get(param), (int, float)))
+    frame = with_identity(points if numeric.all() else points[numeric], (param,))
     if frame.empty:
         return frame
-    frame["x"] = frame["params"].map(lambda p: float(p[param]))
+    frame["x"] = per_params(frame["params"], lambda p: float(p[param]))
     return varied_in_run(frame, "x", keep_runs=2)
 
 
 def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFrame:
     """Rows of (group, run) pairs that measured ≥ 2 values of `column`, the newest `keep_runs`
     such runs of each group; `group` numbers the otherwise-equal series."""
-    frame = frame.assign(group=frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup())
-    counts = frame.groupby(["group", "run_id"])[column].transform("nunique")
-    frame = frame[counts >= 2]
-    pairs = frame.drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
-    keep = pairs.groupby("group").tail(keep_runs)[["group", "run_id"]]
-    return frame.merge(keep, on=["group", "run_id"])
+    if not (frame.groupby("run_id")[column].nunique() >= 2).any():
+        return frame.iloc[:0].assign(group=0)  # no run varied it: skip grouping every point
+    group = frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup()
+    varied = (frame.groupby([group, frame["run_id"]])[column].transform("nunique") >= 2).to_numpy()
+    # The (group, run) pairs are chosen on three columns: only their points are copied.
+    light = pd.DataFrame({"group": group, "run_id": frame["run_id"],
+                          "started_at": frame["started_at"]})
+    pairs = light[varied].drop_duplicates(["group", "run_id"]).sort_values(["started_at", "run_id"])
+    keep = pairs.groupby("group").tail(keep_runs)
+    kept = varied & pd.MultiIndex.from_frame(light[["group", "run_id"]]).isin(
+        pd.MultiIndex.from_frame(keep[["group", "run_id"]]))
+    return frame[kept].assign(group=group[kept]).reset_index(drop=True)
 
 
 def _exponents(sweeps: pd.DataFrame) -> pd.DataFrame:
@@ -161,11 +168,11 @@ RATIO_ALIGN = (False, False, True, True, True, True, True, True)
 def param_variant_sections(points: pd.DataFrame) -> list[Section]:
     sections = []
     for param in VARIANT_PARAMS:
-        frame = with_identity(points[points["params"].map(lambda p: param in (p or {}))],
+        frame = with_identity(points[per_params(points["params"], lambda p: param in (p or {}))],
                               (param,))
         if frame.empty:
             continue
-        frame[param] = frame["params"].map(lambda p: str(p[param]))
+        frame[param] = per_params(frame["params"], lambda p: str(p[param]))
         for _, group in varied_in_run(frame, param, keep_runs=1).groupby("group", sort=False):
             first = group.iloc[0]
             sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
@@ -176,6 +183,8 @@ def param_variant_sections(points: pd.DataFrame) -> list[Section]:
 def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[Section]:
     """Same engine version, machine and series except `column` (the build variant, the
     runner), across runs: the newest run of each value against the baseline value."""
+    if points[column].nunique() < 2:
+        return []  # one value in every run: no pair, and no need to group every point
     frame = with_identity(points)
     keys = group_key(frame, (column,)) + ["engine_version"]
     # Only groups with two values of `column` make a section: find them in one pass, not one

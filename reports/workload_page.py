@@ -195,20 +195,25 @@ def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> l
     runs = points.drop_duplicates("run_id")
     when = dict(zip(runs["run_id"], (ts.isoformat() for ts in runs["started_at"])))
     version = dict(zip(runs["run_id"], runs["engine"] + " " + runs["engine_version"]))
+    # Positions and columns, not one copied frame per series.
+    measured = points["ops_median"].notna().to_numpy()
+    column = {c: points[c].to_numpy() for c in ("run_id", "ops_median", "ops_min", "ops_max",
+                                                "first_seq")}
+    positions = points.groupby("series_key", sort=False).indices
     series_list = []
-    for key, series in points.groupby("series_key", sort=False):
-        series = series[series["ops_median"].notna()]
-        if series.empty:
+    for key in points["series_key"].unique():  # as first measured
+        mine = positions[key][measured[positions[key]]]
+        if not len(mine):
             continue
-        run_ids = series["run_id"].tolist()
+        last, run_ids = points.iloc[mine[-1]], column["run_id"][mine].tolist()
         series_list.append({
-            "label": labeler.label(series.iloc[-1]), "key": key,
-            "order": natural_key(series.iloc[-1]),
+            "label": labeler.label(last), "key": key, "order": natural_key(last),
             "x": [when[r] for r in run_ids],
-            "median": series["ops_median"].tolist(), "low": series["ops_min"].tolist(),
-            "high": series["ops_max"].tolist(), "run_ids": run_ids,
+            "median": column["ops_median"][mine].tolist(), "low": column["ops_min"][mine].tolist(),
+            "high": column["ops_max"][mine].tolist(), "run_ids": run_ids,
             "versions": [version[r] for r in run_ids],
-            "hrefs": [run_html_href(r, base, s) for r, s in zip(run_ids, series["first_seq"])],
+            "hrefs": [run_html_href(r, base, s)
+                      for r, s in zip(run_ids, column["first_seq"][mine].tolist())],
         })
     return sorted(series_list, key=lambda s: s["order"])
 
@@ -223,7 +228,8 @@ def workload_page(workload: str, points: pd.DataFrame,
     queries.read_phases; `config`: the workload's config file (notes, gap_notes); `imported`:
     queries.read_imported_values."""
     mine = points[points["workload"] == workload]
-    latest_id = mine.sort_values(["started_at", "run_id"]).iloc[-1]["run_id"]
+    order = ["started_at", "run_id"]  # sorting only the columns it needs, not every column
+    latest_id = mine[order].sort_values(order).iloc[-1]["run_id"]
     latest = mine[mine["run_id"] == latest_id]
     labeler = Labeler.of(newest_per_series(mine).to_dict("records"))
     comparison = (comparisons or {}).get(latest_id)
