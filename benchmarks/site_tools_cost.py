@@ -79,11 +79,12 @@ def main() -> None:
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic_history.py"),
                         str(args.db)], check=True)
     figures: dict[str, Any] = {**counts(args.db), "steps": steps(args.db, args.out / "scratch")}
-    seconds, output = timed([str(Path(sys.executable).parent / "tidemark"), "site", "--db",
-                             str(args.db), "--out", str(args.out)])
+    site_build = timed([str(Path(sys.executable).parent / "tidemark"), "site", "--db",
+                        str(args.db), "--out", str(args.out)])
     site = args.out / "site"
     figures.update({
-        "site_seconds": round(seconds, 1), "site_phases": phases(output),
+        "site_seconds": site_build["seconds"], "site_cpu_seconds": site_build["cpu_seconds"],
+        "site_phases": phases(str(site_build["output"])),
         "site_mb": round(sum(f.stat().st_size for f in site.rglob("*") if f.is_file()) / 2**20),
         "csv_files": sum(1 for _ in site.rglob("*.csv")),
         "compare_pairs": len(json.loads((site / "compare" / "index.json").read_text())["pairs"]),
