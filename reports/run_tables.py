@@ -104,6 +104,8 @@ def conditions_text(conditions: dict[str, Any]) -> str:
         size = conditions.get("data_bytes")
         of = f" of {size / 2**20:,.1f} MiB" if isinstance(size, (int, float)) else ""
         parts.append(f"resident {conditions['residency_pct']}%{of}")
+    if conditions.get("residency_read_back"):
+        parts.append(str(conditions["residency_read_back"]))
     if conditions.get("block_cache_bytes"):
         parts.append(f"block cache {conditions['block_cache_bytes'] / 2**20:,.0f} MiB")
     if conditions.get("cgroups"):
