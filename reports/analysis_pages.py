@@ -8,15 +8,15 @@ from .caveats import caveat_warnings, note_lines
 from .format import Link, date, escape_text, latency, slug
 from .labels import Labeler
 from .pages import run_href, workload_href
-from .tables import Page, Section, Table, linked, point_href
+from .tables import Page, Section, Table, linked, newest_positions, point_href
 
 
 def latest_points(points: pd.DataFrame) -> pd.DataFrame:
     """Each workload's newest run's points (a workload's runs differ; each has its latest)."""
     if points.empty:
         return points
-    order = ["started_at", "run_id"]  # sorting only the columns it needs, not every column
-    newest = points[[*order, "workload"]].sort_values(order).groupby("workload")["run_id"].last()
+    newest_point = points.iloc[newest_positions(points, ["workload"])]
+    newest = dict(zip(newest_point["workload"], newest_point["run_id"]))
     return points[points["run_id"] == points["workload"].map(newest)]
 
 

@@ -16,7 +16,7 @@ from .format import (MISSING, Link, anchor, date, latency, nav_title, num, signe
                      value_text)
 from .labels import Labeler, natural_key
 from .pages import cv_pct, delta_pct, interference_cell, run_href, run_html_href
-from .tables import Table, linked, point_href
+from .tables import Table, linked, newest_positions, point_href
 from .verdict_words import change_text, mark, sentence, verdict_css
 
 TREND_VALUES = 5  # newest values of each series in the trend table; the chart has them all
@@ -228,8 +228,7 @@ def workload_page(workload: str, points: pd.DataFrame,
     queries.read_phases; `config`: the workload's config file (notes, gap_notes); `imported`:
     queries.read_imported_values."""
     mine = points[points["workload"] == workload]
-    order = ["started_at", "run_id"]  # sorting only the columns it needs, not every column
-    latest_id = mine[order].sort_values(order).iloc[-1]["run_id"]
+    latest_id = mine["run_id"].iloc[newest_positions(mine, ["workload"])[0]]
     latest = mine[mine["run_id"] == latest_id]
     labeler = Labeler.of(newest_per_series(mine).to_dict("records"))
     comparison = (comparisons or {}).get(latest_id)
