@@ -1,6 +1,7 @@
 """Templates → Markdown files, the generated mkdocs.yml, and `mkdocs build` (side effects)."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -35,24 +36,44 @@ def write_page(env: jinja2.Environment, template: str, path: Path, **context: An
     return path
 
 
-THEME = Path(__file__).resolve().parent / "theme"  # Material overrides (the header's date)
+THEME = Path(__file__).resolve().parent / "theme"  # Material overrides (the header's line)
+HEADER_SCRIPT = "assets/generated.js"  # the header's facts, written at each build
 
 
 def write_config(out: Path, base_config: Path, nav: list[Any],
                  header: dict[str, str] | None = None, exclude_docs: str = "") -> Path:
-    """out/mkdocs.yml: inherits the repo's config; only paths, scripts, nav and the header's
-    facts (`header`: generated, runs, newest; see theme/main.html) are generated, and
-    `exclude_docs`: pages MkDocs sees (their links resolve) but does not build."""
+    """out/mkdocs.yml: inherits the repo's config; only paths, scripts, nav and whether pages
+    have the header line (theme/main.html) are generated; `header`'s facts (generated, runs,
+    newest) go to docs/assets/generated.js. `exclude_docs`: pages MkDocs sees (their links
+    resolve) but does not build."""
+    scripts = ["assets/plotly.min.js", "assets/tidemark.js"]
+    if header:
+        _write_header_script(out / "docs" / HEADER_SCRIPT, header)
+        scripts.insert(0, HEADER_SCRIPT)
     config = {"INHERIT": str(base_config.resolve()), "docs_dir": "docs", "site_dir": "site",
-              "extra_javascript": ["assets/plotly.min.js", "assets/tidemark.js"], "nav": nav,
+              "extra_javascript": scripts, "nav": nav,
               # One page per run is too many for the nav; the runs list links them all.
               "not_in_nav": "/runs/*.md", "theme": {"custom_dir": str(THEME)},
-              "extra": {f"tidemark_{key}": value for key, value in (header or {}).items()}}
+              "extra": {"tidemark_header": bool(header)}}
     if exclude_docs:
         config["exclude_docs"] = exclude_docs
     path = out / "mkdocs.yml"
     path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def _write_header_script(path: Path, header: dict[str, str]) -> None:
+    """The header line's text, set by a script every page loads: in the pages themselves, a
+    new build's date and newest run would change the bytes of every page (a thousand run
+    pages rewritten for one run added), though nothing on them changed."""
+    line = (f"Generated {header['generated']} from {header['runs']} · newest run "
+            f"{header['newest']}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "/* Written by `tidemark site`: the header line of every page (theme/main.html). */\n"
+        "document.querySelectorAll(\".tm-generated\").forEach(function (span) {\n"
+        f"  span.textContent = {json.dumps(line, ensure_ascii=False)};\n"
+        "});\n", encoding="utf-8")
 
 
 @contextmanager

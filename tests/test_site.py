@@ -129,7 +129,9 @@ def test_notes_are_shown_where_the_numbers_are(site: Path) -> None:
     assert "untimed fillseq" in workload  # the workload config's note
     summary = (site / "summary.html").read_text()  # both compared runs' notes
     assert "first run: the reference" in summary and "second run: same build, again" in summary
-    assert "Generated " in (site / "index.html").read_text()  # the header says when
+    # The header says when: its line comes from a script every page loads.
+    assert "Generated " in (site / "assets" / "generated.js").read_text()
+    assert '<script src="assets/generated.js">' in (site / "index.html").read_text()
 
 
 def test_hostile_strings_are_text_everywhere(site: Path) -> None:

@@ -232,6 +232,24 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     assert "one more line" in (out / "site" / "runs" / f"{run_id(5)}.html").read_text()
 
 
+def test_a_new_build_time_rewrites_no_unchanged_run_page(history: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's date and newest run live in one script, not in the pages: a page that
+    shows nothing new stays the file the cache holds (a thousand run pages are not rewritten
+    for one run added)."""
+    out = tmp_path / "out"
+    build_site(history, out)
+    page = out / "site" / "runs" / f"{run_id(2)}.html"
+    before = page.stat().st_ino, page.read_bytes()
+    monkeypatch.setattr(site, "generation_time",
+                        lambda: datetime(2026, 2, 2, 9, tzinfo=timezone.utc))
+    add_run(history, 6)
+    build_site(history, out)
+    assert (page.stat().st_ino, page.read_bytes()) == before
+    header = (out / "site" / "assets" / "generated.js").read_text()
+    assert "Generated 2026-02-02 09:00 UTC from 7 runs" in header and run_id(6) in header
+
+
 def test_a_damaged_or_foreign_cache_is_not_trusted(history: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     build_site(history, out)
