@@ -14,24 +14,36 @@ import yaml
 from orchestrator.errors import UserError
 
 from .format import cell, html_cell
+from .html_tables import PageSlots
 from .slots import placeholder
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def environment() -> jinja2.Environment:
-    """Autoescape on everything: .md.j2 is not an extension Jinja2 would escape by default."""
+def environment(slots_under: tuple[Path, Path] | None = None) -> jinja2.Environment:
+    """Autoescape on everything: .md.j2 is not an extension Jinja2 would escape by default.
+    `slots_under` (docs, fragments): pages written with `write_page` put their tables and
+    charts in slots (html_tables.PageSlots) instead of Markdown."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["cell"] = cell
     env.filters["html_cell"] = html_cell
     env.globals["slot"] = placeholder
+    env.globals["slots"] = None  # a page's PageSlots, when written with slots
+    env.globals[_SLOTS_UNDER] = slots_under
     return env
+
+
+_SLOTS_UNDER = "_slots_under"
 
 
 def write_page(env: jinja2.Environment, template: str, path: Path, **context: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if env.globals[_SLOTS_UNDER]:
+        docs, fragments = env.globals[_SLOTS_UNDER]
+        page = path.relative_to(docs).with_suffix("").as_posix()
+        context = {"slots": PageSlots(fragments, page), **context}
     path.write_text(env.get_template(template).render(**context), encoding="utf-8")
     return path
 

@@ -142,12 +142,14 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         # Hundreds of thousands of long-lived objects: the collector need not walk them again
         # and again, nor touch (and so copy) their pages in the forked children.
         gc.freeze()
-        stats_nav = start_stats_pages(docs, db, points, gate, first.aa_pairs, cache, {
-            name: dict(conf.get("gap_notes") or {}) for name, conf in configs.workloads.items()})
-        with times.phase("read"):
-            results = read_results(db, gate, first, points)
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
+        gap_notes = {name: dict(conf.get("gap_notes") or {})
+                     for name, conf in configs.workloads.items()}
+        stats_nav = start_stats_pages(docs, fragments, db, points, gate, first.aa_pairs, cache,
+                                      gap_notes)
+        with times.phase("read"):
+            results = read_results(db, gate, first, points)
         # Parquet, CSV and precomputed comparisons: in a child until the site is built.
         tool_data = start_tool_data(db, out, fragments, results, first.fingerprints, cache,
                                     generated)

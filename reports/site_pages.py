@@ -144,9 +144,11 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
     and the generated mkdocs.yml; returns the config's path. `stats_nav`: finishes the
     statistics pages (started earlier) and gives their nav entries."""
     # 2 cores: the analysis pages in a forked child, the statistics pages in another.
-    analysis_nav = forked.start(lambda: _write_analysis(render.environment(), docs, results),
+    slots_under = (docs, fragments)  # tables and charts: HTML in slots, not Markdown
+    analysis_nav = forked.start(lambda: _write_analysis(render.environment(slots_under), docs,
+                                                        results),
                                 "tidemark-analysis-pages")
-    env = render.environment()
+    env = render.environment(slots_under)
     _write_home(env, docs, fragments, results)
     summary_nav = _write_summary(env, docs, results, configs)
     workload_nav = _write_workloads(env, docs, fragments, results, configs)

@@ -35,8 +35,8 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
     return {name: _write(env, docs, name, page) for name, page in pages.items()}
 
 
-def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf,
-                      aa_pairs: list[tuple[str, str]], cache: SiteCache,
+def start_stats_pages(docs: Path, fragments: Path, db: Path, points: pd.DataFrame,
+                      gate: GateConf, aa_pairs: list[tuple[str, str]], cache: SiteCache,
                       gap_notes: dict[str, dict[str, str]] | None = None,
                       ) -> Callable[[SiteVerdicts], list[dict[str, Any]]]:
     """Write the statistics pages in a forked child while the caller reads the verdicts and
@@ -45,17 +45,19 @@ def start_stats_pages(docs: Path, db: Path, points: pd.DataFrame, gate: GateConf
     page from the verdicts, waits for the child and gives the nav entries (or raises its
     error); `gap_notes`: workload → metric → why a target on it is missed. The child's change
     points of series whose window of history is unchanged come from the last build's `cache`;
-    what it used is kept for the next."""
+    what it used is kept for the next. Tables go into slots under `fragments`."""
     steps = RememberedSteps(cache)
+    slots_under = (docs, fragments)
 
     def work() -> tuple[dict[str, Any], dict[str, Any]]:
-        nav = write_stats_pages(render.environment(), docs, db, points, gate, aa_pairs, steps)
+        nav = write_stats_pages(render.environment(slots_under), docs, db, points, gate,
+                                aa_pairs, steps)
         return nav, steps.used
 
     wait = forked.start(work, "tidemark-stats-pages")
 
     def finish(site_verdicts: SiteVerdicts) -> list[dict[str, Any]]:
-        targets = _write(render.environment(), docs, "targets",
+        targets = _write(render.environment(slots_under), docs, "targets",
                          targets_page(site_verdicts, points=points, gap_notes=gap_notes))
         nav, used = wait()
         steps.keep(used)
