@@ -84,9 +84,10 @@ def fuse(pieces: list[Texts | str], n_rows: int) -> list[Texts | str]:
     return out
 
 
-def rows_by_group(groups: pd.Series, pieces: list[Texts | str]) -> dict[Any, str]:
-    """group → its rows' text, rows in their order, each row being `pieces` joined; groups in
-    the order they first appear."""
+def rows_by_group(groups: pd.Series, pieces: list[Texts | str],
+                  around: tuple[str, str] = ("", "")) -> dict[Any, str]:
+    """group → `around`'s first text, its rows in their order (each row being `pieces`
+    joined), `around`'s second text; groups in the order they first appear."""
     codes, names = pd.factorize(groups.to_numpy(dtype=object))
     order = np.argsort(codes, kind="stable")
     ends = np.cumsum(np.bincount(codes, minlength=len(names)))
@@ -97,5 +98,5 @@ def rows_by_group(groups: pd.Series, pieces: list[Texts | str]) -> dict[Any, str
         grid = np.empty((end - start, len(columns)), dtype=object)
         for position, column in enumerate(columns):
             grid[:, position] = column if isinstance(column, str) else column[start:end]
-        out[name] = "".join(grid.ravel().tolist())
+        out[name] = "".join([around[0], *grid.ravel().tolist(), around[1]])
     return out

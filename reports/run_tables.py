@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
-from markupsafe import Markup, escape
+from markupsafe import escape
 
 from .format import MISSING, anchor, cpu_ranges
 from .row_texts import Texts, rows_by_group
@@ -105,16 +105,18 @@ def _failed(invocations: pd.DataFrame, text: str) -> Texts:
     return Texts(failed.astype(np.intp), np.array(["", text], dtype=object))
 
 
-def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str]) -> dict[str, Markup]:
-    return {run_id: Markup(rows) for run_id, rows in
-            rows_by_group(invocations["run_id"], pieces).items()}
+def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str],
+            around: tuple[str, str]) -> dict[str, str]:
+    return rows_by_group(invocations["run_id"], pieces, around)
 
 
-def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
+def compact_rows(invocations: pd.DataFrame, around: tuple[str, str] = ("", "")
+                 ) -> dict[str, str]:
     """run_id → its escaped <tr> rows without detail (older runs of a long history: every
-    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed')."""
+    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed'), with
+    `around`'s texts before and after them (the table they go in)."""
     return _by_run(invocations, _row_pieces(invocations, COMPACT_HEADER,
-                                            _cells(invocations, cpus=None)))
+                                            _cells(invocations, cpus=None)), around)
 
 
 def conditions_text(conditions: dict[str, Any]) -> str:
@@ -210,8 +212,10 @@ def detail_html(inv: dict[str, Any], log_tail: str) -> str:
     return "".join(parts)
 
 
-def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str]) -> dict[str, Markup]:
-    """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs)."""
+def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str],
+                  around: tuple[str, str] = ("", "")) -> dict[str, str]:
+    """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs),
+    with `around`'s texts before and after them."""
     records = invocations.to_dict("records")
     cpus = Texts.per_row([cpu_ranges((inv["conditions"] or {}).get("cpus_allowed"))
                           for inv in records])
@@ -220,4 +224,4 @@ def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str]) -> dict[
     pieces = _row_pieces(invocations, HEADER, _cells(invocations, cpus))
     pieces += ['<tr class="tm-detail', _failed(invocations, " tm-failed"),
                f'"><td></td><td colspan="{len(HEADER) - 1}">', details, "</td></tr>\n"]
-    return _by_run(invocations, pieces)
+    return _by_run(invocations, pieces, around)
