@@ -186,6 +186,11 @@ COUNTER_WORDS = (("page_faults", "page faults", 0), ("context_switches", "contex
                  ("migrations", "CPU migrations", 0), ("cpu_clock_ms", "ms CPU clock", 1))
 
 
+# The columns detail_html and the CPUs column read (the counters only where there are any).
+_DETAIL_SHOWS = ("invocation_id", "error", "notes", "conditions", "command", "log_path",
+                 *(column for column, _, _ in COUNTER_WORDS))
+
+
 def counters_text(inv: dict[str, Any]) -> str:
     """perf's software counters of one process, e.g. '832 page faults · 36 context switches'."""
     return " · ".join(f"{value:,.{digits}f} {words}" for column, words, digits in COUNTER_WORDS
@@ -216,7 +221,9 @@ def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str],
                   around: tuple[str, str] = ("", "")) -> dict[str, str]:
     """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs),
     with `around`'s texts before and after them."""
-    records = invocations.to_dict("records")
+    # Only what the detail lines show: the other columns as Python objects cost most of it.
+    shown = [name for name in _DETAIL_SHOWS if name in invocations.columns]
+    records = invocations[shown].to_dict("records")
     cpus = Texts.per_row([cpu_ranges((inv["conditions"] or {}).get("cpus_allowed"))
                           for inv in records])
     details = Texts.per_row([detail_html(inv, log_tails.get(inv["invocation_id"], ""))
