@@ -135,8 +135,9 @@ _POINTS = f"""
     GROUP BY x.run_id, x.series_key
     ORDER BY {POINTS_ORDER}"""
 
-# The columns of every invocation row; the newest runs' pages add the detail columns.
-_INVOCATION_COLUMNS = """i.invocation_id, i.run_id, i.seq, i.workload, i.benchmark, i.phase,
+# The columns of every invocation row; the newest runs' pages add their ids and the detail
+# columns.
+_INVOCATION_COLUMNS = """i.run_id, i.seq, i.workload, i.benchmark, i.phase,
     i.repetition, i.threads, i.status, i.wall_s, i.max_rss_kb, m.ops, m.p50, m.p99, m.residency,
     TRY_CAST(json_extract(i.conditions, '$.interference.other_pct') AS DOUBLE) AS interference"""
 _DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key, i.error,
@@ -146,6 +147,25 @@ _DETAIL_COLUMNS = """, i.params::VARCHAR AS params, i.cache_state, i.series_key,
 _INVOCATIONS = """
     SELECT {columns}
     FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
+    WHERE i.run_id IN (SELECT unnest(?::VARCHAR[]))
+    ORDER BY i.run_id, i.seq"""
+# The metrics an older run's compact table shows, pivoted from their rows only: most of a long
+# history's invocations are on compact tables, and the whole pivot of their metrics (a few
+# million rows) was most of reading them.
+_COMPACT_INVOCATIONS = f"""
+    WITH m AS (
+        SELECT invocation_id, {HEADLINE_OPS} AS ops,
+               max(value) FILTER (WHERE name = 'p50_us') AS p50,
+               max(value) FILTER (WHERE name = 'p99_us') AS p99,
+               max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
+        FROM metrics
+        WHERE name IN ('ops_per_sec', 'items_per_second', 'p50_us', 'p99_us',
+                       'page_cache_residency_pct')
+          AND invocation_id IN (SELECT invocation_id FROM invocations
+                                WHERE run_id IN (SELECT unnest(?::VARCHAR[])))
+        GROUP BY invocation_id)
+    SELECT {_INVOCATION_COLUMNS}
+    FROM invocations i LEFT JOIN m USING (invocation_id)
     WHERE i.run_id IN (SELECT unnest(?::VARCHAR[]))
     ORDER BY i.run_id, i.seq"""
 
@@ -287,7 +307,10 @@ def create_points_table(con: duckdb.DuckDBPyConnection, name: str,
 def read_invocations(con: duckdb.DuckDBPyConnection, run_ids: list[str],
                      detail: bool = True) -> pd.DataFrame:
     """The invocations of `run_ids` (all phases and statuses) with their headline metrics;
-    without `detail`, only what a compact invocation table shows (no command, log, conditions)."""
+    without `detail`, only what a compact invocation table shows (no id, command, log,
+    conditions)."""
+    if not detail:
+        return decode_json(con.execute(_COMPACT_INVOCATIONS, [run_ids, run_ids]).df())
     _metrics_wide(con, run_ids)
-    columns = _INVOCATION_COLUMNS + (_DETAIL_COLUMNS if detail else "")
+    columns = "i.invocation_id, " + _INVOCATION_COLUMNS + _DETAIL_COLUMNS
     return decode_json(con.execute(_INVOCATIONS.format(columns=columns), [run_ids]).df())

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import jinja2
 import pandas as pd
+from markupsafe import Markup
 
 from . import queries, render
 from .caveats import IMPORTED
@@ -138,7 +139,8 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
                             for name in ("results", "invocations"))
     tables: dict[str, dict[str, str]] = {}
     if detail is not None:
-        rows = detailed_rows(detail, _log_tails(detail))
+        table = _around_rows(invocations, header=HEADER, compact=False)
+        rows = detailed_rows(detail, _log_tails(detail), table)
         # An imported run's page shows every metric of its own, in Markdown.
         mine = points[points["run_id"].isin({page.run_id for page in pages
                                              if page.detailed and not page.imported})]
@@ -146,11 +148,20 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
             tables.setdefault(run_id, {})["results"] = results.render(
                 results=result_rows(run_points))
         for run_id in recent:
-            tables.setdefault(run_id, {})["invocations"] = invocations.render(
-                header=HEADER, compact=False, rows=rows.get(run_id, ""))
+            tables.setdefault(run_id, {})["invocations"] = rows.get(run_id, "".join(table))
     if compact is not None:
-        rows = compact_rows(compact)
+        table = _around_rows(invocations, header=COMPACT_HEADER, compact=True)
+        rows = compact_rows(compact, table)
         for run_id in older:
-            tables[run_id] = {"invocations": invocations.render(
-                header=COMPACT_HEADER, compact=True, rows=rows.get(run_id, ""))}
+            tables[run_id] = {"invocations": rows.get(run_id, "".join(table))}
     return tables
+
+
+def _around_rows(template: jinja2.Template, **context: object) -> tuple[str, str]:
+    """The invocation table's HTML before and after its rows: the rows (megabytes on a long
+    history) go straight in between, not through the template."""
+    marker = "\0rows\0"
+    parts = template.render(rows=Markup(marker), **context).split(marker)
+    if len(parts) != 2:
+        raise RuntimeError(f"{template.name} must show its rows once, not {len(parts) - 1} times")
+    return parts[0], parts[1]

@@ -7,10 +7,12 @@ from __future__ import annotations
 import shlex
 from typing import Any, Callable, Iterable
 
+import numpy as np
 import pandas as pd
-from markupsafe import Markup, escape
+from markupsafe import escape
 
-from .format import MISSING, anchor, cpu_ranges, latency_digits
+from .format import MISSING, anchor, cpu_ranges
+from .row_texts import Texts, rows_by_group
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
           "p99 µs", "Wall s", "Max RSS MB", "CPUs allowed", "Residency %", "Interference %")
@@ -27,8 +29,10 @@ def number_column(values: Iterable[Any], digits: int = 0) -> list[str]:
 
 
 def latency_column(values: Iterable[Any]) -> list[str]:
-    """`format.latency` over a column of floats."""
-    return [MISSING if v != v else format(v, f",.{latency_digits(v)}f") for v in values]
+    """`format.latency` over a column of floats (the digits as `format.latency_digits`, without
+    a call per value)."""
+    return [MISSING if v != v else format(v, ",.0f" if v >= 100 or v <= -100 else ",.2f")
+            for v in values]
 
 
 def text_column(values: Iterable[Any], fmt: Callable[[Any], str] = str) -> list[str]:
@@ -42,57 +46,77 @@ def text_column(values: Iterable[Any], fmt: Callable[[Any], str] = str) -> list[
     return out
 
 
-def _floats(column: pd.Series, scale: float = 1.0) -> list[float]:
-    """Python floats with NaN for missing (nullable integer columns included)."""
-    return (pd.to_numeric(column, errors="coerce").astype("float64") / scale).tolist()
+def _floats(column: pd.Series, scale: float = 1.0) -> np.ndarray:
+    """Floats with NaN for missing (nullable integer columns included)."""
+    return (pd.to_numeric(column, errors="coerce").astype("float64") / scale).to_numpy()
 
 
-def _row_template(columns: tuple[str, ...]) -> str:
-    """'<tr id="{0}"{1}>…' with one positional field per column, starting at {2}."""
-    cells = []
-    for position, name in enumerate(columns, start=2):
-        value = f"{{{position}}}"
-        cells.append(f'<td><a href="#{{0}}">{value}</a></td>' if name in _LINKED else f"<td>{value}</td>")
-    return '<tr id="{0}"{1}>' + "".join(cells) + "</tr>\n"
+def _whole(column: pd.Series) -> Texts:
+    """str(int(value)) per row of an integer column (seq, repetition, threads)."""
+    values = column.to_numpy()
+    if values.dtype.kind not in "iu":  # nullable or float: as Python numbers, row by row
+        return Texts.per_row([str(int(v)) for v in values.tolist()])
+    return Texts.of_values(values, lambda distinct: [str(int(v)) for v in distinct])
 
 
-def _cells(invocations: pd.DataFrame, cpus: list[str] | None) -> list[list[str]]:
+def _cells(invocations: pd.DataFrame, cpus: Texts | None) -> list[Texts]:
     """The table's columns, in HEADER order (the CPUs column only when `cpus` is given)."""
-    seq = invocations["seq"].tolist()
+    def number(column: pd.Series, digits: int = 0, scale: float = 1.0) -> Texts:
+        return Texts.of_values(_floats(column, scale), lambda d: number_column(d, digits))
+
+    def text(name: str) -> Texts:
+        return Texts.of_values(invocations[name].to_numpy(dtype=object), text_column)
+
     columns = [
-        [str(int(s)) for s in seq], text_column(invocations["workload"]),
-        text_column(invocations["benchmark"]), text_column(invocations["phase"]),
-        [str(int(r)) for r in invocations["repetition"].tolist()],
-        [str(int(t)) for t in invocations["threads"].tolist()], text_column(invocations["status"]),
-        number_column(_floats(invocations["ops"])), latency_column(_floats(invocations["p50"])),
-        latency_column(_floats(invocations["p99"])), number_column(_floats(invocations["wall_s"]), 2),
-        number_column(_floats(invocations["max_rss_kb"], 1024), 1)]
+        _whole(invocations["seq"]), text("workload"), text("benchmark"), text("phase"),
+        _whole(invocations["repetition"]), _whole(invocations["threads"]), text("status"),
+        number(invocations["ops"]), Texts.of_values(_floats(invocations["p50"]), latency_column),
+        Texts.of_values(_floats(invocations["p99"]), latency_column),
+        number(invocations["wall_s"], 2), number(invocations["max_rss_kb"], 1, 1024)]
     if cpus is not None:
         columns.append(cpus)
-    columns.append(number_column(_floats(invocations["residency"]), 1))
+    columns.append(number(invocations["residency"], 1))
     # Other tasks' share of the engine's CPUs while it ran (runners/interference.py).
     interference = invocations["interference"] if "interference" in invocations else \
         pd.Series([None] * len(invocations), dtype="float64")
-    columns.append(number_column(_floats(interference), 1))
+    columns.append(number(interference, 1))
     return columns
 
 
-def _by_run(invocations: pd.DataFrame, rows: Iterable[str]) -> dict[str, Markup]:
-    grouped: dict[str, list[str]] = {}
-    for run_id, row in zip(invocations["run_id"], rows):
-        grouped.setdefault(run_id, []).append(row)
-    return {run_id: Markup("".join(lines)) for run_id, lines in grouped.items()}
+def _row_pieces(invocations: pd.DataFrame, columns: tuple[str, ...], cells: list[Texts]
+                ) -> list[Texts | str]:
+    """One invocation row as literal text and columns, to be joined in order:
+    '<tr id="inv-0001" class=…><td><a href="#inv-0001">1</a></td>…</tr>'."""
+    seq = invocations["seq"].to_numpy()
+    link = Texts.of_values(seq, lambda distinct: [f'<td><a href="#{anchor(s)}">'
+                                                  for s in distinct])
+    pieces: list[Texts | str] = [
+        Texts.of_values(seq, lambda distinct: [f'<tr id="{anchor(s)}"' for s in distinct]),
+        _failed(invocations, ' class="tm-failed"'), ">"]
+    for name, cell in zip(columns, cells):
+        pieces += [link, cell, "</a></td>"] if name in _LINKED else ["<td>", cell, "</td>"]
+    pieces.append("</tr>\n")
+    return pieces
 
 
-def compact_rows(invocations: pd.DataFrame) -> dict[str, Markup]:
+def _failed(invocations: pd.DataFrame, text: str) -> Texts:
+    """`text` on the rows of invocations that did not end ok, "" on the others."""
+    failed = (invocations["status"] != "ok").to_numpy(dtype=bool)
+    return Texts(failed.astype(np.intp), np.array(["", text], dtype=object))
+
+
+def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str],
+            around: tuple[str, str]) -> dict[str, str]:
+    return rows_by_group(invocations["run_id"], pieces, around)
+
+
+def compact_rows(invocations: pd.DataFrame, around: tuple[str, str] = ("", "")
+                 ) -> dict[str, str]:
     """run_id → its escaped <tr> rows without detail (older runs of a long history: every
-    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed')."""
-    template = _row_template(COMPACT_HEADER)
-    failed = [' class="tm-failed"' if s != "ok" else "" for s in invocations["status"]]
-    anchors = [anchor(s) for s in invocations["seq"].tolist()]
-    rows = (template.format(*cells) for cells in
-            zip(anchors, failed, *_cells(invocations, cpus=None)))
-    return _by_run(invocations, rows)
+    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed'), with
+    `around`'s texts before and after them (the table they go in)."""
+    return _by_run(invocations, _row_pieces(invocations, COMPACT_HEADER,
+                                            _cells(invocations, cpus=None)), around)
 
 
 def conditions_text(conditions: dict[str, Any]) -> str:
@@ -162,6 +186,11 @@ COUNTER_WORDS = (("page_faults", "page faults", 0), ("context_switches", "contex
                  ("migrations", "CPU migrations", 0), ("cpu_clock_ms", "ms CPU clock", 1))
 
 
+# The columns detail_html and the CPUs column read (the counters only where there are any).
+_DETAIL_SHOWS = ("invocation_id", "error", "notes", "conditions", "command", "log_path",
+                 *(column for column, _, _ in COUNTER_WORDS))
+
+
 def counters_text(inv: dict[str, Any]) -> str:
     """perf's software counters of one process, e.g. '832 page faults · 36 context switches'."""
     return " · ".join(f"{value:,.{digits}f} {words}" for column, words, digits in COUNTER_WORDS
@@ -188,16 +217,18 @@ def detail_html(inv: dict[str, Any], log_tail: str) -> str:
     return "".join(parts)
 
 
-def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str]) -> dict[str, Markup]:
-    """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs)."""
-    template = _row_template(HEADER)
-    records = invocations.to_dict("records")
-    cpus = [cpu_ranges((inv["conditions"] or {}).get("cpus_allowed")) for inv in records]
-    rows = []
-    for inv, *cells in zip(records, *_cells(invocations, cpus)):
-        failed = "" if inv["status"] == "ok" else " tm-failed"
-        rows.append(template.format(anchor(inv["seq"]), f' class="{failed.strip()}"' if failed else "",
-                                    *cells)
-                    + f'<tr class="tm-detail{failed}"><td></td><td colspan="{len(HEADER) - 1}">'
-                    + detail_html(inv, log_tails.get(inv["invocation_id"], "")) + "</td></tr>\n")
-    return _by_run(invocations, rows)
+def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str],
+                  around: tuple[str, str] = ("", "")) -> dict[str, str]:
+    """run_id → its escaped <tr> rows, each followed by its detail line (the newest runs),
+    with `around`'s texts before and after them."""
+    # Only what the detail lines show: the other columns as Python objects cost most of it.
+    shown = [name for name in _DETAIL_SHOWS if name in invocations.columns]
+    records = invocations[shown].to_dict("records")
+    cpus = Texts.per_row([cpu_ranges((inv["conditions"] or {}).get("cpus_allowed"))
+                          for inv in records])
+    details = Texts.per_row([detail_html(inv, log_tails.get(inv["invocation_id"], ""))
+                             for inv in records])
+    pieces = _row_pieces(invocations, HEADER, _cells(invocations, cpus))
+    pieces += ['<tr class="tm-detail', _failed(invocations, " tm-failed"),
+               f'"><td></td><td colspan="{len(HEADER) - 1}">', details, "</td></tr>\n"]
+    return _by_run(invocations, pieces, around)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import functools
 import html
 import io
 import posixpath
@@ -35,6 +36,7 @@ _GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _MISSING = "–"
 FROM_DATABASE = {"tm-invocations": INVOCATIONS_SUFFIX}  # table class → the CSV beside its page
 LINK_CLASS = "tm-csv"
+_REPEATED_TABLE_CHARS = 20_000
 
 
 def cell_text(cell: str) -> str:
@@ -114,6 +116,21 @@ def _csv_text(columns: list[str], rows: list[list[str]]) -> str:
     return out.getvalue()
 
 
+def _table_csv(table: str, page: str) -> str:
+    """One table's CSV text; a small table without links is the same on every page that has
+    it (kept for the next page; a big one is not worth its memory)."""
+    if "href" not in table and len(table) < _REPEATED_TABLE_CHARS:
+        return _link_free_csv(table)
+    return _csv_text(*table_rows(table, page))
+
+
+@functools.lru_cache(maxsize=64)
+def _link_free_csv(table: str) -> str:
+    """The CSV of a table none of whose cells links (so no page's path is in it): run pages
+    repeat their machine's and build's tables, a thousand times on a long history."""
+    return _csv_text(*table_rows(table, ""))
+
+
 def _link(href: str, what: str) -> str:
     return (f'<p class="{LINK_CLASS}"><a href="{html.escape(href)}" download>'
             f"Download this table as CSV</a>{what}</p>")
@@ -159,9 +176,8 @@ def csv_downloads(text: str, page: str, database_csv: Callable[[str], bool]
     root = "../" * page.count("/")
     stem = posixpath.splitext(posixpath.basename(page))[0]
     names, parts, files, done, at = _Names(text, stem), [], {}, 0, 0
-    for match in _TABLE.finditer(text):
-        if match.start() < at:  # inside a table already handled
-            continue
+    # The next table after the last one handled: a table's rows are not searched for tables.
+    while (match := _TABLE.search(text, at)) is not None:
         end = text.find("</table>", match.end())
         if end < 0:
             break
@@ -174,7 +190,7 @@ def csv_downloads(text: str, page: str, database_csv: Callable[[str], bool]
             after = _database_table(name, database_csv(name), root)
         else:
             name = names.name(match.start())
-            files[name] = _csv_text(*table_rows(text[match.end():end], page))
+            files[name] = _table_csv(text[match.end():end], page)
             after = _link(name, "")
         parts += [text[done:at], after]
         done = at
