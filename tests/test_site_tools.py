@@ -154,3 +154,29 @@ def test_a_metric_never_takes_the_name_of_another_csv_column(name: str, column: 
     from reports.downloads import metric_column
 
     assert metric_column(name, {"status", "run_page"}) == column
+
+
+def test_each_part_of_a_csv_export_keeps_the_query_order_and_its_quoting(tmp_path: Path) -> None:
+    """Every part's file holds the rows DuckDB writes for that part alone, in the query's
+    order (DuckDB's PARTITION_BY wrote a long part's rows out of order), error text with
+    commas, quotes and newlines included; a part without rows gets the header."""
+    import duckdb
+
+    from reports.downloads import _partitioned
+
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE t AS SELECT 'r' || (i % 3) AS part, 3000 - i AS seq,
+                   CASE WHEN i % 7 = 0 THEN 'err, "q"' || chr(10) || 'line ' || i END AS error
+                   FROM range(3000) r(i)""")
+    names = [(part, tmp_path / f"{part}.csv") for part in ("r0", "r1", "r2", "r9")]
+    _partitioned(con, "SELECT * FROM t ORDER BY part, seq", tmp_path / "staging", names)
+    for part, path in names:
+        alone = tmp_path / f"alone-{part}.csv"
+        con.execute(f"COPY (SELECT seq, error FROM t WHERE part = '{part}' ORDER BY seq) "
+                    f"TO '{alone}' (FORMAT csv, HEADER)")
+        assert path.read_bytes() == alone.read_bytes()
+    rows = list(csv.reader(names[0][1].open(newline="")))
+    assert [int(seq) for seq, _ in rows[1:]] == sorted(int(seq) for seq, _ in rows[1:])
+    assert rows[1][1] == "" and rows[6][1] == 'err, "q"\nline 2982'
+    assert names[3][1].read_text() == "seq,error\n"
+    assert sorted(p.name for p in (tmp_path / "staging").iterdir()) == []

@@ -34,72 +34,81 @@ class ChangePoint:
 CHUNK = 25  # shuffles scored per numpy pass: bigger batches stop fitting in the CPU caches
 
 
-def _split_statistics(x: np.ndarray, orders: np.ndarray, row_sums: np.ndarray,
-                      min_size: int) -> np.ndarray:
-    """Q(τ) for every split τ of each ordering x[orders[b]] (E-Divisive means, alpha = 1);
-    -inf where a side is too small. Shape (len(orders), len(x)).
+class _Segment:
+    """One segment of the series and what every ordering of it shares, computed once: its
+    values centred and in float32, the row sums of its distance matrix, the lower-triangle
+    mask and the scratch array the distances are written into (a fresh 4 MB array per batch
+    cost its page faults, most of the time of a batch)."""
 
-    Q needs, per τ, the sum of |xi - xj| within the first τ points, between both sides and within
-    the rest. Row sums of the distance matrix do not depend on the order (`row_sums`, computed
-    once), so the only O(n²) work per ordering is the lower-triangle sum of each row, done for a
-    batch of orderings at once: the permutation test calls this hundreds of times per segment.
-    """
-    batch, n = orders.shape
-    q = np.full((batch, n), -np.inf)
-    taus = np.arange(min_size, n - min_size + 1)
-    if taus.size == 0:
+    def __init__(self, x: np.ndarray, min_size: int):
+        self.x, self.n, self.min_size = x, x.size, min_size
+        # float32 halves the memory traffic of the one O(n²) step; centring keeps its precision.
+        self.centred = (x - np.median(x)).astype(np.float32)
+        self.row_sums = np.abs(x[:, None] - x[None, :]).sum(axis=1)
+        self.lower = np.tri(self.n, k=-1, dtype=np.float32)
+        self.scratch = np.empty((0, self.n, self.n), dtype=np.float32)
+
+    def split_statistics(self, orders: np.ndarray) -> np.ndarray:
+        """Q(τ) for every split τ of each ordering x[orders[b]] (E-Divisive means, alpha = 1);
+        -inf where a side is too small. Shape (len(orders), n).
+
+        Q needs, per τ, the sum of |xi - xj| within the first τ points, between both sides and
+        within the rest. Row sums of the distance matrix do not depend on the order, so the only
+        O(n²) work per ordering is the lower-triangle sum of each row, done for a batch of
+        orderings at once: the permutation test asks for hundreds of orderings per segment.
+        """
+        batch, n = orders.shape
+        q = np.full((batch, n), -np.inf)
+        taus = np.arange(self.min_size, n - self.min_size + 1)
+        if taus.size == 0:
+            return q
+        xs = self.centred[orders]
+        if len(self.scratch) < batch:
+            self.scratch = np.empty((batch, n, n), dtype=np.float32)
+        dist = self.scratch[:batch]
+        np.subtract(xs[:, :, None], xs[:, None, :], out=dist)
+        np.abs(dist, out=dist)
+        earlier = np.einsum("bij,ij->bi", dist, self.lower)  # Σ_{j<i} |xi - xj|
+        within = np.zeros((batch, n + 1))  # within[:, t] = Σ_{i,j<t} |xi - xj|
+        np.cumsum(earlier, axis=1, out=within[:, 1:])
+        within *= 2.0
+        prefix = np.zeros((batch, n + 1))  # prefix[:, t] = Σ_{i<t} Σ_j |xi - xj|
+        np.cumsum(self.row_sums[orders], axis=1, out=prefix[:, 1:])
+        m, k = taus.astype(float), (n - taus).astype(float)
+        within_left = within[:, taus]
+        between = prefix[:, taus] - within_left
+        within_right = prefix[:, n:] - 2.0 * prefix[:, taus] + within_left
+        # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
+        left = within_left / np.maximum(m * (m - 1), 1.0)
+        right = within_right / np.maximum(k * (k - 1), 1.0)
+        q[:, taus] = m * k / n * (between * 2.0 / (m * k) - left - right)
         return q
-    # float32 halves the memory traffic of the one O(n²) step; centring keeps its precision.
-    xs = (x - np.median(x)).astype(np.float32)[orders]
-    dist = np.abs(xs[:, :, None] - xs[:, None, :])
-    earlier = np.einsum("bij,ij->bi", dist, np.tri(n, k=-1, dtype=np.float32))  # Σ_{j<i} |xi - xj|
-    within = np.zeros((batch, n + 1))  # within[:, t] = Σ_{i,j<t} |xi - xj|
-    np.cumsum(earlier, axis=1, out=within[:, 1:])
-    within *= 2.0
-    prefix = np.zeros((batch, n + 1))  # prefix[:, t] = Σ_{i<t} Σ_j |xi - xj|
-    np.cumsum(row_sums[orders], axis=1, out=prefix[:, 1:])
-    m, k = taus.astype(float), (n - taus).astype(float)
-    within_left = within[:, taus]
-    between = prefix[:, taus] - within_left
-    within_right = prefix[:, n:] - 2.0 * prefix[:, taus] + within_left
-    # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
-    left = within_left / np.maximum(m * (m - 1), 1.0)
-    right = within_right / np.maximum(k * (k - 1), 1.0)
-    q[:, taus] = m * k / n * (between * 2.0 / (m * k) - left - right)
-    return q
 
+    def best_split(self) -> tuple[int, float]:
+        q = self.split_statistics(np.arange(self.n)[None, :])[0]
+        tau = int(np.argmax(q))
+        return tau, float(q[tau])
 
-def _row_sums(x: np.ndarray) -> np.ndarray:
-    return np.abs(x[:, None] - x[None, :]).sum(axis=1)
+    def significance(self, observed: float, rng: np.random.Generator,
+                     permutations: int) -> float:
+        """Share of shuffles whose best split is at least as strong as the observed one.
 
-
-def _best_split(x: np.ndarray, min_size: int) -> tuple[int, float]:
-    q = _split_statistics(x, np.arange(x.size)[None, :], _row_sums(x), min_size)[0]
-    tau = int(np.argmax(q))
-    return tau, float(q[tau])
-
-
-def _significance(x: np.ndarray, observed: float, min_size: int,
-                  rng: np.random.Generator, permutations: int) -> float:
-    """Share of shuffles whose best split is at least as strong as the observed one.
-
-    Stops early once the split can no longer reach significance at 0.05: most series have no
-    step, and their test then costs a batch or two of shuffles instead of all of them.
-    """
-    hits = 0
-    give_up = int(0.05 * (permutations + 1))
-    row_sums = _row_sums(x)
-    done = 0
-    while done < permutations:
-        batch = min(CHUNK, permutations - done)
-        orders = rng.permuted(np.tile(np.arange(x.size), (batch, 1)), axis=1)
-        for best in _split_statistics(x, orders, row_sums, min_size).max(axis=1):
-            done += 1
-            if best >= observed:
-                hits += 1
-                if hits > give_up:
-                    return (hits + 1) / (done + 1)
-    return (hits + 1) / (permutations + 1)
+        Stops early once the split can no longer reach significance at 0.05: most series have
+        no step, and their test then costs a batch or two of shuffles instead of all of them.
+        """
+        hits = 0
+        give_up = int(0.05 * (permutations + 1))
+        done = 0
+        while done < permutations:
+            batch = min(CHUNK, permutations - done)
+            orders = rng.permuted(np.tile(np.arange(self.n), (batch, 1)), axis=1)
+            for best in self.split_statistics(orders).max(axis=1):
+                done += 1
+                if best >= observed:
+                    hits += 1
+                    if hits > give_up:
+                        return (hits + 1) / (done + 1)
+        return (hits + 1) / (permutations + 1)
 
 
 def detect_change_points(values: Sequence[float], alpha: float = 0.05, min_size: int = 3,
@@ -109,22 +118,28 @@ def detect_change_points(values: Sequence[float], alpha: float = 0.05, min_size:
     rng = np.random.default_rng(seed)
     bounds = [0, data.size]
     found: dict[int, float] = {}
+    # A segment's best split does not change while other segments are split: found once.
+    segments: dict[tuple[int, int], tuple[_Segment, int, float]] = {}
     while True:
         best: tuple[float, int, int, int] | None = None  # (q, tau, start, end)
         for start, end in zip(bounds[:-1], bounds[1:]):
             if end - start < 2 * min_size:
                 continue
-            tau, q = _best_split(data[start:end], min_size)
+            if (start, end) not in segments:
+                segment = _Segment(data[start:end], min_size)
+                segments[(start, end)] = (segment, *segment.best_split())
+            _, tau, q = segments[(start, end)]
             if np.isfinite(q) and (best is None or q > best[0]):
                 best = (q, tau, start, end)
         if best is None:
             break
         q, tau, start, end = best
-        p = _significance(data[start:end], q, min_size, rng, permutations)
+        p = segments[(start, end)][0].significance(q, rng, permutations)
         if p >= alpha:
             break
         found[start + tau] = p
         bounds = sorted(bounds + [start + tau])
+        del segments[(start, end)]  # split: its two halves are segments of their own
     return _describe(data, sorted(found), found)
 
 
