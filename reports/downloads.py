@@ -132,8 +132,8 @@ def _partitioned(con: duckdb.DuckDBPyConnection, query: str, folder: Path,
 
 def _register_slugs(con: duckdb.DuckDBPyConnection, name: str, column: str,
                     values: Iterable[str]) -> dict[str, str]:
-    """A table `name`(column, part): value → its slug, the file name the site gives it (safe
-    in a folder name, as DuckDB writes one folder per part)."""
+    """A table `name`(column, part): value → its slug, the file name the site gives it (never
+    quoted in a CSV line, which `_partitioned` relies on)."""
     slugs = {value: slug(value) for value in values}
     con.register(name, pd.DataFrame({column: list(slugs), "part": list(slugs.values())},
                                     dtype="object"))
