@@ -75,7 +75,10 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[Ru
             cache.file(BODIES, f"{stem}.{csv_name}").write_text(text, encoding="utf-8")
         made[page.run_id] = {"converted": replace(converted, content=""), "body": target.name,
                              "csv": {name: f"{stem}.{name}" for name in csv_files}}
-    return Bodies(pages, {**reused, **made}, len(made))
+    # The shell as MkDocs' pipeline makes it, while MkDocs builds it into the site: here,
+    # with the pipeline already loaded, rather than loaded again in the parent.
+    shell = mkdocs.convert(f"{FOLDER}/{SHELL}.md")
+    return Bodies(pages, {**reused, **made}, len(made), shell)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class Bodies:
     pages: list[RunPage]  # every run's page, newest run first
     facts: dict[str, dict[str, Any]]  # run id → its body's facts (reused or new)
     rebuilt: int  # how many were made in this build
+    shell: Converted  # the page shell (runs/_shell.md) before the theme's template
 
 
 class RunPagesWorker:
@@ -119,22 +123,16 @@ class RunPagesWorker:
         return self._wait()
 
 
-def convert_shell(config: Path) -> Converted:
-    """The shell page as MkDocs' pipeline makes it (while MkDocs builds it into the site)."""
-    return MkDocsPages(config).convert(f"{FOLDER}/{SHELL}.md")
-
-
 def built_path(page: RunPage) -> str:
     """Where a run page is in the built site, from its root."""
     return Path(page.src).with_suffix(".html").as_posix()
 
 
-def place_run_pages(shell_page: Converted, site: Path, bodies: Bodies,
-                    cache: SiteCache) -> set[Path]:
+def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:
     """Every run page into the built site: the shell MkDocs built around each body, and its
     tables' CSV files; returns the pages placed."""
     shell_file = site / FOLDER / f"{SHELL}.html"
-    shell = Shell.split(shell_file.read_text(encoding="utf-8"), shell_page)
+    shell = Shell.split(shell_file.read_text(encoding="utf-8"), bodies.shell)
     shell_file.unlink()  # a build artefact, not a page of the site
     shell_key = digest(shell)
     entries, placed = [], set()

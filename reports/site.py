@@ -20,7 +20,7 @@ from orchestrator.store.reads import parse_selector
 
 from . import render, slots
 from .config_pages import load_configs
-from .run_assembly import RunPagesWorker, convert_shell, place_run_pages
+from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
 from .site_pages import write_pages
@@ -160,10 +160,9 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         worker.go_on()
     with times.phase("mkdocs"):
         with render.mkdocs_building(config):
-            shell = convert_shell(config)
             made = worker.bodies()
     with times.phase("run pages"):
-        placed = place_run_pages(shell, site, made, cache)
+        placed = place_run_pages(site, made, cache)
     times.notes.append(f"{made.rebuilt} of {len(made.pages)} run pages rebuilt")
     with times.phase("tool data"):
         place_tool_data(tool_data, out, site, cache)
