@@ -66,7 +66,8 @@ def date_axis(x: list[str], title: str = "run start (UTC)") -> dict[str, Any]:
     """A date axis that reads well for one run and for a thousand: a single instant gets a day
     either side (plotly would zoom to milliseconds), and ticks are dates, never fractions."""
     axis: dict[str, Any] = dict(title=dict(text=title), type="date", automargin=True)
-    moments = [datetime.fromisoformat(value) for value in x]
+    # Each distinct instant once: a chart's series share their runs' dates.
+    moments = [datetime.fromisoformat(value) for value in set(x)]
     if not moments:
         return axis
     first, last = min(moments), max(moments)
