@@ -8,7 +8,6 @@ that page when clicked (site/assets/tidemark.js): every number links to the run 
 """
 from __future__ import annotations
 
-import copy
 import functools
 import html
 import math
@@ -29,9 +28,11 @@ MANY_POINTS = 150  # above this a line has no markers (a thousand markers hide t
 
 
 @functools.cache
-def _validated_layout(height: int) -> dict[str, Any]:
+def _validated_layout() -> dict[str, Any]:
+    """The shared layout, validated once per process: a chart sets its height and bottom
+    margin in a shallow copy (the template, most of it, is shared and never written)."""
     figure = go.Figure()
-    figure.update_layout(template="simple_white", height=height, hovermode="closest",
+    figure.update_layout(template="simple_white", height=PLOT_HEIGHT, hovermode="closest",
                          margin=dict(l=70, r=20, t=20, b=60),
                          legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
                                      x=0, xanchor="left"))
@@ -55,8 +56,9 @@ def _layout(x_axis: dict[str, Any], y_axis: dict[str, Any],
     """A plot area of PLOT_HEIGHT with room for the x title and the legend's rows below it."""
     rows = legend_rows(legend or [])
     bottom = 60 + (rows * LEGEND_ROW + 10 if rows else 0)
-    layout = copy.deepcopy(_validated_layout(PLOT_HEIGHT + 20 + bottom))
-    layout["margin"]["b"] = bottom
+    shared = _validated_layout()
+    layout = dict(shared, height=PLOT_HEIGHT + 20 + bottom)  # same keys, in the same order
+    layout["margin"] = dict(shared["margin"], b=bottom)
     layout["showlegend"] = bool(rows)
     layout["xaxis"], layout["yaxis"] = x_axis, y_axis
     return layout
