@@ -120,9 +120,12 @@ def _fragment(traces: list[dict[str, Any]], layout: dict[str, Any], div_id: str)
 _escaped = functools.lru_cache(maxsize=1 << 16)(html.escape)
 
 
-def _custom(series: dict[str, Any]) -> list[list[str]]:
-    """Per point: run id, engine version, min–max, the run page's href (escaped once each)."""
-    return [[_escaped(run_id), _escaped(version), f"{low:,.0f}–{high:,.0f}", href]
+def _custom(series: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Per point: run id, engine version, min–max, the run page's href (escaped once each).
+    Tuples, which JSON writes as lists: made faster, and left alone by the garbage collector
+    (200,000 lists of strings would be walked again at every full collection)."""
+    escaped = _escaped
+    return [(escaped(run_id), escaped(version), f"{low:,.0f}–{high:,.0f}", href)
             for run_id, version, low, high, href in zip(
                 series["run_ids"], series["versions"], series["low"], series["high"],
                 series["hrefs"])]
