@@ -100,21 +100,18 @@ def _points_read(con: duckdb.DuckDBPyConnection, cache: SiteCache, kept: dict[st
     changed runs' points written to a file of their own, the kept ones read from theirs. Every
     MAX_FILES files (or with nothing kept) all points go into one file again, so that a run
     changed build after build (a running run) leaves no trail of files."""
-    whole = not kept or len(set(kept.values())) >= MAX_FILES
     if changed or not kept:
         queries.create_points_table(con, "tm_new_points", changed if kept else None)
     parts, params = _kept_parts(cache, kept)
     parts += ["SELECT * FROM tm_new_points"] if changed or not kept else []
-    union = " UNION ALL ".join(parts)
-    if not (changed and whole):  # the kept files stay; only the changed runs' file is new
-        written = "tm_new_points"
-        points = con.execute(f"SELECT * FROM ({union}) ORDER BY {queries.POINTS_ORDER}",
-                             params).df()
-    else:
-        written = "tm_points"
-        con.execute(f"CREATE OR REPLACE TEMP TABLE tm_points AS {union}", params)
-        points = con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}").df()
-        kept = {}
+    source, written = f"({' UNION ALL '.join(parts)})", "tm_new_points"
+    if not kept:  # every run read: one table, written whole
+        source = written = "tm_new_points"
+    elif changed and len(set(kept.values())) >= MAX_FILES:  # put into one file again
+        con.execute(f"CREATE OR REPLACE TEMP TABLE tm_points AS {source[1:-1]}", params)
+        source, written, params, kept = "tm_points", "tm_points", [], {}
+    points = con.execute(f"SELECT * FROM {source} ORDER BY {queries.POINTS_ORDER}",
+                         params).df()
     if changed:
         runs = sorted(set(fingerprints) - set(kept))
         name = f"{digest(written, [(run, fingerprints[run]) for run in runs])}.parquet"
