@@ -3,11 +3,11 @@
 
 Each run gets a fingerprint from the DB itself: a hash of its `runs` row (label, notes, status,
 machine state…), of the notes people wrote about it, of every column of its invocations and of
-every row of their metrics. Points
-(one row per run × series, `queries.create_points_table`) of runs whose fingerprint is
-unchanged come from the files earlier builds wrote; only the other runs' are computed (and
-written to a file of their own), and DuckDB puts them together and orders them exactly as one read of every run would (same SQL types, same
-ORDER BY), so the pages cannot tell a reused point from a fresh one.
+every row of their metrics. Points (one row per run × series, `queries.create_points_table`)
+of runs whose fingerprint is unchanged come from the files earlier builds wrote; only the other
+runs' are computed (and written to a file of their own), and DuckDB puts them together and
+orders them exactly as one read of every run would (same SQL types, same ORDER BY), so the
+pages cannot tell a reused point from a fresh one.
 
 Hashing every metric row joined to its run would cost most of what it saves on a long
 history, so a run's metrics hash is reused while its invocations are unchanged (the store writes
