@@ -48,7 +48,7 @@ def latest_refresh_page(points: pd.DataFrame, runs: pd.DataFrame | None = None,
         shown = mine[mine["ops_median"].notna() | mine["p50_median"].notna()]
         rows = [[labeler.label(p), Link(latency(p["p50_median"]), point_href(p, "")),
                  linked(p["ops_median"], p, ""), notes_text(p) or "–"]
-                for _, p in shown.sort_values(["threads", "cache_state"]).iterrows()]
+                for p in shown.sort_values(["threads", "cache_state"]).to_dict("records")]
         text = Markup("Run [{}]({}) · {} · {} {} · {} · [all runs of this workload]({})").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
             escape_text(first["engine"]), escape_text(first["engine_version"]),
@@ -79,7 +79,7 @@ def percentiles_page(points: pd.DataFrame) -> Page:
         rows = [[labeler.label(p), *(Link(latency(p[c]), point_href(p, "")) for c in
                                      ("p50_median", "p95_median", "p99_median", "p999_median",
                                       "max_median"))]
-                for _, p in mine.sort_values(["threads", "cache_state"]).iterrows()]
+                for p in mine.sort_values(["threads", "cache_state"]).to_dict("records")]
         text = Markup("Run [{}]({}) · {} · {}").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
             escape_text(labeler.shared or "–"))

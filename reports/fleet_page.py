@@ -65,18 +65,19 @@ def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
     last = _last_positions(ids)
     keyed = frame[["machine", "started_at", "run_id"]].assign(series_id=ids.to_numpy())
     positions = newest_positions(keyed, ["series_id", "machine"])
-    newest: dict[int, dict[str, pd.Series]] = {}
-    for series, (_, p) in zip(ids.to_numpy()[positions], frame.iloc[positions].iterrows()):
+    newest: dict[int, dict[str, dict[str, Any]]] = {}
+    # Rows as records made in one call each, not a Series per point (hundreds of series).
+    for series, p in zip(ids.to_numpy()[positions], frame.iloc[positions].to_dict("records")):
         newest.setdefault(series, {})[p["machine"]] = p
+    lasts = frame.iloc[last].drop(columns=["machine_fingerprint"]).to_dict("records")
     runs = frame.groupby([ids, frame["machine"]])["run_id"].nunique()
     rows = []
     for series in sorted(range(len(last)), key=lambda s: -on_machines[s]):
-        by_machine, point = newest[series], frame.iloc[last[series]]
+        by_machine, point = newest[series], lasts[series]
         cells = [linked(by_machine[m]["ops_median"], by_machine[m], "../") if m in by_machine
                  else None for m in machines]
         counts = " / ".join(str(int(runs.get((series, m), 0))) for m in machines)
-        rows.append([point["workload"], labeler.label(point.drop("machine_fingerprint")),
-                     *cells, counts])
+        rows.append([point["workload"], labeler.label(point), *cells, counts])
     return Table(("Workload", "Series", *machines, "Runs per machine"), rows,
                  (False, False, *[True] * len(machines), True))
 
@@ -94,8 +95,9 @@ def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
     on_machines, runs = by_series["machine"].nunique(), by_series["run_id"].nunique()
     last = _last_positions(ids)
     first_seen = np.unique(ids.to_numpy(), return_index=True)[1]
+    described = [describe(point) for point in frame.iloc[last].to_dict("records")]
     shown = sorted(np.argsort(first_seen, kind="stable"),  # ties: the series seen first
-                   key=lambda s: (-on_machines[s], -runs[s], describe(frame.iloc[last[s]])))
+                   key=lambda s: (-on_machines[s], -runs[s], described[s]))
     sections = []
     for index, series_id in enumerate(shown[:CHARTS_SHOWN]):
         series = frame.iloc[positions[series_id]]

@@ -41,15 +41,15 @@ def _series_rows(frame: pd.DataFrame, run_ids: list[str], a: str, b: str) -> lis
     shown = frame[frame["run_id"].isin(run_ids)]
     # Each row's points by position, as first shown: no frame copied per row.
     groups = sorted(shown.groupby(keys, sort=False).indices.values(), key=lambda p: p[0])
-    labeler = Labeler.of([shown.iloc[p[0]] for p in groups], drop=("workload", "build_variant"))
     records = shown.to_dict("records")
+    labeler = Labeler.of([records[p[0]] for p in groups], drop=("workload", "build_variant"))
     for positions in groups:
         by_run = {records[i]["run_id"]: records[i] for i in positions}
         cells = [linked(by_run[r]["ops_median"], by_run[r], "") if r in by_run else None
                  for r in run_ids]
         change = delta_pct(by_run[b]["ops_median"], by_run[a]["ops_median"]) \
             if a != b and a in by_run and b in by_run else None
-        rows.append([labeler.label(shown.iloc[positions[0]]), *cells,
+        rows.append([labeler.label(records[positions[0]]), *cells,
                      Link(signed_pct(change), point_href(by_run[b], "")) if change is not None else None])
     return sorted(rows, key=lambda r: r[0])
 
@@ -61,9 +61,9 @@ def history_columns(frame: pd.DataFrame) -> list[str]:
     would hide the older runs of the one series that has a history."""
     order = frame.drop_duplicates("run_id").sort_values(["started_at", "run_id"],
                                                        ascending=False)["run_id"].tolist()
-    series: dict[str, set[str]] = {}  # run → the series it measured
-    for run, key in zip(frame["run_id"].to_numpy(), frame["series_key"].to_numpy()):
-        series.setdefault(run, set()).add(key)
+    keys = frame["series_key"].to_numpy()
+    series = {run: set(keys[positions].tolist())  # run → the series it measured
+              for run, positions in frame.groupby("run_id", sort=False).indices.items()}
     counts = frame.groupby("series_key")["run_id"].nunique()
     with_history = set(counts[counts > 1].index)
     chosen: list[str] = order[:1]

@@ -3,11 +3,11 @@
 
 Each run gets a fingerprint from the DB itself: a hash of its `runs` row (label, notes, status,
 machine state…), of the notes people wrote about it, of every column of its invocations and of
-every row of their metrics. Points
-(one row per run × series, `queries.create_points_table`) of runs whose fingerprint is
-unchanged come from the last build's file; only the other runs' are computed, and DuckDB puts
-both together and orders them exactly as one read of every run would (same SQL types, same
-ORDER BY), so the pages cannot tell a reused point from a fresh one.
+every row of their metrics. Points (one row per run × series, `queries.create_points_table`)
+of runs whose fingerprint is unchanged come from the files earlier builds wrote; only the other
+runs' are computed (and written to a file of their own), and DuckDB puts them together and
+orders them exactly as one read of every run would (same SQL types, same ORDER BY), so the
+pages cannot tell a reused point from a fresh one.
 
 Hashing every metric row joined to its run would cost most of what it saves on a long
 history, so a run's metrics hash is reused while its invocations are unchanged (the store writes
@@ -28,6 +28,7 @@ from .site_cache import SiteCache, digest
 
 FINGERPRINTS = "run-fingerprints"
 POINTS = "points"
+MAX_FILES = 8  # files of points kept between builds before they are put into one again
 
 _RUN_ROWS = """
     SELECT r.run_id, hash(r) AS row_hash, coalesce(i.n, 0) AS n, coalesce(i.h, 0) AS h,
@@ -78,36 +79,60 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
     """`queries.read_points`, computing only the runs whose fingerprint changed."""
     stored = cache.entries(POINTS).get(POINTS)
     facts: dict[str, Any] = stored[1] if stored else {}
-    path = cache.file(POINTS, facts["files"][0]) if facts.get("files") else None
-    known = facts.get("runs", {}) if path is not None and path.is_file() else {}
-    kept = sorted(run for run, key in fingerprints.items() if known.get(run) == key)
+    where: dict[str, str] = facts.get("where", {})
+    present = {name for name in set(where.values()) if cache.file(POINTS, name).is_file()}
+    known = facts.get("runs", {})
+    kept = {run: where[run] for run, key in fingerprints.items()
+            if known.get(run) == key and where.get(run) in present}
+    changed = sorted(set(fingerprints) - set(kept))
     try:
-        _points_table(con, path, kept, sorted(set(fingerprints) - set(kept)))
+        points, where = _points_read(con, cache, kept, changed, fingerprints)
     except duckdb.Error:  # a damaged file of the last build: read every run's points again
-        kept = []
-        _points_table(con, None, [], sorted(fingerprints))
-    points = con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}").df()
-    if len(kept) != len(fingerprints) or set(known) != set(fingerprints):
-        name = f"{digest(sorted(fingerprints.items()))}.parquet"
-        target = cache.file(POINTS, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY tm_points TO '{_sql_path(target)}' (FORMAT parquet)")
-        facts = {"runs": dict(fingerprints), "files": [name]}
-    cache.store(POINTS, POINTS, POINTS, facts)
+        points, where = _points_read(con, cache, {}, sorted(fingerprints), fingerprints)
+    cache.store(POINTS, POINTS, POINTS, {"runs": dict(fingerprints), "where": where,
+                                         "files": sorted(set(where.values()))})
     return queries.decode_json(points)
 
 
-def _points_table(con: duckdb.DuckDBPyConnection, path: Any, kept: list[str],
-                  changed: list[str]) -> None:
-    """Temporary table tm_points: the kept runs' points from `path`, the changed runs' read."""
-    parts, params = [], []
-    if kept:
-        parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
-        params += [str(path), kept]
+def _points_read(con: duckdb.DuckDBPyConnection, cache: SiteCache, kept: dict[str, str],
+                 changed: list[str], fingerprints: dict[str, str]) -> tuple[pd.DataFrame, dict]:
+    """Every run's points, oldest first, and run → the file of the cache that holds them: the
+    changed runs' points written to a file of their own, the kept ones read from theirs. Every
+    MAX_FILES files (or with nothing kept) all points go into one file again, so that a run
+    changed build after build (a running run) leaves no trail of files."""
     if changed or not kept:
         queries.create_points_table(con, "tm_new_points", changed if kept else None)
-        parts.append("SELECT * FROM tm_new_points")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE tm_points AS {' UNION ALL '.join(parts)}", params)
+    parts, params = _kept_parts(cache, kept)
+    parts += ["SELECT * FROM tm_new_points"] if changed or not kept else []
+    source, written = f"({' UNION ALL '.join(parts)})", "tm_new_points"
+    if not kept:  # every run read: one table, written whole
+        source = written = "tm_new_points"
+    elif changed and len(set(kept.values())) >= MAX_FILES:  # put into one file again
+        con.execute(f"CREATE OR REPLACE TEMP TABLE tm_points AS {source[1:-1]}", params)
+        source, written, params, kept = "tm_points", "tm_points", [], {}
+    points = con.execute(f"SELECT * FROM {source} ORDER BY {queries.POINTS_ORDER}",
+                         params).df()
+    if changed:
+        runs = sorted(set(fingerprints) - set(kept))
+        name = f"{digest(written, [(run, fingerprints[run]) for run in runs])}.parquet"
+        target = cache.file(POINTS, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"COPY {written} TO '{_sql_path(target)}' (FORMAT parquet)")
+        kept = {**kept, **{run: name for run in runs}}
+    return points, kept
+
+
+def _kept_parts(cache: SiteCache, kept: dict[str, str]) -> tuple[list[str], list[Any]]:
+    """One SELECT per file of the cache: the points of the kept runs it holds (a file may also
+    hold older points of runs changed since, which are not read)."""
+    by_file: dict[str, list[str]] = {}
+    for run, name in sorted(kept.items()):
+        by_file.setdefault(name, []).append(run)
+    parts, params = [], []
+    for name, runs in sorted(by_file.items()):
+        parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
+        params += [str(cache.file(POINTS, name)), runs]
+    return parts, params
 
 
 def _sql_path(path: Any) -> str:

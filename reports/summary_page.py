@@ -23,7 +23,8 @@ class PointLookup:
     """(run, series) → its row of `points`, for the links and labels of a comparison row."""
 
     def __init__(self, points: pd.DataFrame):
-        self._rows = {(p["run_id"], p["series_key"]): p for _, p in points.iterrows()}
+        # Records made in one call: a page reads a few fields of each, many times.
+        self._rows = {(p["run_id"], p["series_key"]): p for p in points.to_dict("records")}
 
     def get(self, run_id: str, series_key: str) -> Any:
         return self._rows.get((run_id, series_key))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .caveats import caveat_warnings, note_lines
@@ -138,11 +139,16 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
     """Per series: its TREND_VALUES newest medians, newest first, each with the plain change
     from the one before it; the newest is coloured by the core's verdict when it was judged."""
     rows = []
-    # Only what a cell needs, and only the newest values: a long history has 1,000 runs a series.
+    # Only what a cell needs, and only the newest values: a long history has 1,000 runs a
+    # series, so each series' tail is taken by position and made records in one call.
     needed = points.loc[points["ops_median"].notna(), [c for c in TREND_COLUMNS if c in points]]
-    counts = needed.groupby("series_key", sort=False).size()
-    for key, series in needed.groupby("series_key", sort=False):
-        values = series.tail(TREND_VALUES + 1).to_dict("records")
+    positions = sorted(needed.groupby("series_key", sort=False).indices.items(),
+                       key=lambda item: item[1][0])  # series as first measured
+    tails = [p[-(TREND_VALUES + 1):] for _, p in positions]
+    records = needed.iloc[np.concatenate(tails)].to_dict("records") if tails else []
+    ends = np.cumsum([len(t) for t in tails]).tolist()
+    for (key, mine), end, tail in zip(positions, ends, tails):
+        values = records[end - len(tail):end]
         cells: list[Any] = []
         for index in range(len(values) - 1, max(len(values) - 1 - TREND_VALUES, -1), -1):
             p, before = values[index], values[index - 1] if index else None
@@ -153,7 +159,7 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
                               verdict_css(row.comparison.verdict) if row else ""))
         cells += [None] * (TREND_VALUES - len(cells))
         rows.append((natural_key(values[-1]), [labeler.label(values[-1]), *cells,
-                                               str(counts[key])]))
+                                               str(len(mine))]))
     return [row for _, row in sorted(rows, key=lambda r: r[0])]
 
 
@@ -189,31 +195,40 @@ def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFr
                  sorted(rows, key=lambda r: (r[0], r[1])), (False, False) + (True,) * TREND_VALUES)
 
 
-def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> list[dict[str, Any]]:
-    """Per series, oldest run first: median and min/max ops/s, for `charts.trend_chart`."""
-    # Per run, not per point: a long history has 200,000 points and only 1,000 runs.
+def _per_point(points: pd.DataFrame, base: str) -> dict[str, np.ndarray]:
+    """Per point: its run's start (ISO), engine version and page href with its invocation's
+    anchor, made once per run and per anchor (200,000 points have 1,000 runs, few anchors)."""
     runs = points.drop_duplicates("run_id")
+    codes, run_ids = pd.factorize(points["run_id"])
     when = dict(zip(runs["run_id"], (ts.isoformat() for ts in runs["started_at"])))
     version = dict(zip(runs["run_id"], runs["engine"] + " " + runs["engine_version"]))
+    seq_codes, seqs = pd.factorize(points["first_seq"])
+    anchors = np.array([f"#{anchor(s)}" for s in seqs.tolist()], dtype=object)[seq_codes]
+    per_run = {name: np.array([values[r] for r in run_ids], dtype=object)[codes] for name, values
+               in (("x", when), ("versions", version),
+                   ("pages", {r: run_html_href(r, base) for r in run_ids}))}
+    return {"x": per_run["x"], "versions": per_run["versions"],
+            "hrefs": per_run["pages"] + anchors}
+
+
+def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> list[dict[str, Any]]:
+    """Per series, oldest run first: median and min/max ops/s, for `charts.trend_chart`."""
     # Positions and columns, not one copied frame per series.
     measured = points["ops_median"].notna().to_numpy()
-    column = {c: points[c].to_numpy() for c in ("run_id", "ops_median", "ops_min", "ops_max",
-                                                "first_seq")}
+    column = {c: points[c].to_numpy() for c in ("run_id", "ops_median", "ops_min", "ops_max")}
+    column.update(_per_point(points, base))
     positions = points.groupby("series_key", sort=False).indices
     series_list = []
     for key in points["series_key"].unique():  # as first measured
         mine = positions[key][measured[positions[key]]]
         if not len(mine):
             continue
-        last, run_ids = points.iloc[mine[-1]], column["run_id"][mine].tolist()
+        last = points.iloc[mine[-1]]
         series_list.append({
             "label": labeler.label(last), "key": key, "order": natural_key(last),
-            "x": [when[r] for r in run_ids],
+            **{name: column[name][mine].tolist() for name in ("x", "versions", "hrefs")},
             "median": column["ops_median"][mine].tolist(), "low": column["ops_min"][mine].tolist(),
-            "high": column["ops_max"][mine].tolist(), "run_ids": run_ids,
-            "versions": [version[r] for r in run_ids],
-            "hrefs": [run_html_href(r, base, s)
-                      for r, s in zip(run_ids, column["first_seq"][mine].tolist())],
+            "high": column["ops_max"][mine].tolist(), "run_ids": column["run_id"][mine].tolist(),
         })
     return sorted(series_list, key=lambda s: s["order"])
 

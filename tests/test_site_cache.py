@@ -173,6 +173,41 @@ def test_points_from_the_cache_equal_a_full_read_after_every_change(history: Pat
     both()
 
 
+def test_points_changed_build_after_build_are_put_into_one_file_again(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each build writes only the changed runs' points to a file of its own; a run changed in
+    several builds is read from its newest file only; at MAX_FILES files all go into one."""
+    monkeypatch.setattr(read_cache, "MAX_FILES", 3)
+    cache_dir = tmp_path / "cache"
+
+    def both() -> set[str]:
+        con = duckdb.connect(str(history), read_only=True)
+        try:
+            cache = SiteCache(cache_dir)
+            cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+            cache.save()
+            pd.testing.assert_frame_equal(cached, queries.read_points(con))
+        finally:
+            con.close()
+        return {path.name for path in (cache_dir / read_cache.POINTS).iterdir()}
+
+    first = both()
+    assert len(first) == 1
+    seen = [first]
+    for index in (6, 7, 8):  # each build: a new run and a label changed on run 0
+        add_run(history, index)
+        store = Store(history)
+        store.set_label(run_id(0), f"label {index}")
+        store.close()
+        seen.append(both())
+    assert len(seen[1]) == 2 and seen[1] > first and len(seen[2]) == 3 and seen[2] > seen[1]
+    assert len(seen[3]) == 1 and not seen[3] & seen[2]  # 3 files: put into one again
+    store = Store(history)
+    store.remove_run(run_id(8))
+    store.close()
+    assert both() == seen[3]  # nothing changed but a run removed: no file written
+
+
 def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact
