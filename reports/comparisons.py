@@ -7,13 +7,14 @@ site and the CLI give the same answer to the same question.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import duckdb
 
 from orchestrator import verdicts
 from orchestrator.analysis.compare import Report
 from orchestrator.analysis.decide import GateResult
+from orchestrator.analysis.noise import History
 from orchestrator.analysis.partner import (RunCoverage, gate_partner, previous_comparable,
                                            summarized_run)
 from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER
@@ -23,6 +24,9 @@ from orchestrator.store import reads
 
 # Verdicts in the order the summary lists them.
 VERDICT_ORDER = {SLOWER: 0, FASTER: 1, NO_CHANGE: 2, NOT_ENOUGH: 3}
+
+# (connection, series keys, metrics) → History, as reads.load_history answers.
+HistoryReader = Callable[[duckdb.DuckDBPyConnection, list[str], list[str]], History]
 
 
 @dataclass(frozen=True)
@@ -76,15 +80,21 @@ def _targets(con: duckdb.DuckDBPyConnection, comparison: Comparison) -> list[Any
     return verdicts.check_targets(con, comparison.report) if comparison.report else []
 
 
-def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf,
-                  latest_runs: Iterable[str]) -> SiteVerdicts:
+def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: Iterable[str],
+                  read_history: HistoryReader | None = None) -> SiteVerdicts:
     """The summary's, gate's and workload pages' comparisons. `latest_runs`: each workload's
-    newest run, compared with its previous comparable run on the workload pages."""
+    newest run, compared with its previous comparable run on the workload pages.
+    `read_history`: one that answers as `reads.load_history` does (history_cache.py)."""
     coverage: list[RunCoverage] = reads.load_coverage(con)
     with reads.remembering_history(con) as histories:
-        # One scan of the history serves every comparison below: each asks for a part of it.
-        reads.load_history(con, sorted(set().union(*(c.series for c in coverage))),
-                           sorted({*conf.summary_metrics, *conf.metrics}))
+        # One read of the history serves every comparison below: each asks for a part of it.
+        keys = sorted(set().union(*(c.series for c in coverage)))
+        metrics = sorted({*conf.summary_metrics, *conf.metrics})
+        if read_history is None:
+            reads.load_history(con, keys, metrics)  # remembered by the block
+        else:
+            histories.append((frozenset(keys), frozenset(metrics),
+                              read_history(con, keys, metrics)))
         found = _comparisons(con, conf, latest_runs, coverage)
     return replace(found, coverage=coverage, histories=tuple(histories))
 

@@ -149,7 +149,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         stats_nav = start_stats_pages(docs, fragments, db, points, gate, first.aa_pairs, cache,
                                       gap_notes)
         with times.phase("read"):
-            results = read_results(db, gate, first, points)
+            results = read_results(db, gate, first, points, cache)
         # Parquet, CSV and precomputed comparisons: in a child until the site is built.
         tool_data = start_tool_data(db, out, fragments, results, first.fingerprints, cache,
                                     generated)

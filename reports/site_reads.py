@@ -5,6 +5,7 @@ verdicts, then the rest (`read_results`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -12,9 +13,9 @@ import pandas as pd
 from orchestrator.gate import GateConf
 from orchestrator.store.reads import aa_pairs, parse_selector
 
-from . import aggregates, queries, read_cache
+from . import aggregates, history_cache, queries, read_cache
 from .caveats import with_caveats
-from .comparisons import SiteVerdicts, read_verdicts
+from .comparisons import HistoryReader, SiteVerdicts, read_verdicts
 from .run_site import detailed_runs, log_files
 from .site_cache import SiteCache
 
@@ -78,9 +79,10 @@ def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
 
 
 def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
-                 points: pd.DataFrame | None = None) -> Results:
+                 points: pd.DataFrame | None = None, cache: SiteCache | None = None) -> Results:
     """Everything the pages show; `first` and `points`: the runs and points already read
-    (without them, as one read of the DB gives them, without caveats)."""
+    (without them, as one read of the DB gives them, without caveats); `cache`: the last
+    build's, for the verdicts' history of unchanged runs (with `first`)."""
     con = queries.open_results(db)
     try:
         if gate.baseline:
@@ -92,8 +94,15 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
         return Results(runs, points, aggregates.read_machines(con),
                        aggregates.read_residency(con), aggregates.read_windows(con),
                        aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
-                       read_verdicts(con, gate, latest.values()), gate,
+                       read_verdicts(con, gate, latest.values(), _history_reader(first, cache)),
+                       gate,
                        queries.read_phases(con, phased),
                        first.imported if first else queries.read_imported_values(con))
     finally:
         con.close()
+
+
+def _history_reader(first: RunReads | None, cache: SiteCache | None) -> HistoryReader | None:
+    if first is None or cache is None:
+        return None
+    return partial(history_cache.read_history, cache=cache, fingerprints=first.fingerprints)

@@ -18,8 +18,8 @@ import pytest
 
 from orchestrator.build import Build
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
-from orchestrator.store import Store
-from reports import queries, read_cache, run_site, site, tools_site
+from orchestrator.store import Store, reads
+from reports import history_cache, queries, read_cache, run_site, site, tools_site
 from reports.run_assembly import BODIES
 from reports.site import build_site
 from reports.site_cache import SiteCache
@@ -208,6 +208,42 @@ def test_points_changed_build_after_build_are_put_into_one_file_again(
     assert both() == seen[3]  # nothing changed but a run removed: no file written
 
 
+def test_history_from_the_cache_equals_the_cores_read_after_every_change(history: Path,
+                                                                         tmp_path: Path) -> None:
+    cache_dir, metrics = tmp_path / "cache", ["ops_per_sec", "p50_us"]
+
+    def both() -> None:
+        con = duckdb.connect(str(history), read_only=True)
+        try:
+            cache = SiteCache(cache_dir)
+            keys = sorted(k for (k,) in con.execute(
+                "SELECT DISTINCT series_key FROM invocations").fetchall())
+            cached = history_cache.read_history(
+                con, keys, metrics, cache=cache,
+                fingerprints=read_cache.run_fingerprints(con, cache))
+            cache.save()
+            assert cached == reads.load_history(con, keys, metrics)
+            assert cached.medians  # a history with rows, not two empty ones
+        finally:
+            con.close()
+
+    both()
+    both()  # every run's rows from the cache
+    store = Store(history)
+    store.set_label(run_id(1), "baseline")
+    store.remove_run(run_id(2))
+    store.close()
+    add_run(history, 7)
+    both()
+    con = duckdb.connect(str(history))  # a metric changed under an unchanged run
+    con.execute("UPDATE metrics SET value = value * 2 WHERE invocation_id = ?",
+                [f"{run_id(0)}-0001"])
+    con.close()
+    both()
+    (cache_dir / history_cache.KIND).rename(tmp_path / "gone")  # its file lost: read again
+    both()
+
+
 def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact
@@ -365,7 +401,6 @@ def test_change_points_are_remembered_per_window_of_values(tmp_path: Path,
 
 
 def test_the_history_read_once_answers_every_smaller_question_alike(history: Path) -> None:
-    from orchestrator.store import reads
 
     keys = sorted(f"{w}-{t}" for w, t in SERIES)
     con = duckdb.connect(str(history), read_only=True)

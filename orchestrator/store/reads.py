@@ -11,7 +11,7 @@ import functools
 import json
 import re
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import duckdb
 
@@ -179,23 +179,35 @@ def load_samples_of_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
     return out
 
 
+def history_rows_sql(runs: str = "") -> str:
+    """Each run's median of each series and metric (`?`: the series keys, the metric names):
+    the rows `load_history` orders into a History. `runs`: SQL that restricts i.run_id."""
+    return f"""SELECT i.series_key, m.name, i.run_id, median(m.value) AS value
+               FROM invocations i JOIN metrics m USING (invocation_id)
+               WHERE i.series_key IN (SELECT unnest(?)) AND m.name IN (SELECT unnest(?))
+                 AND {_MEASURED_OK} {runs}
+               GROUP BY i.series_key, m.name, i.run_id"""
+
+
 def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                  metrics: Sequence[str]) -> History:
     """Per-run medians of these series and metrics in every run (oldest first), and the A/A
     pairs: what analysis.noise measures a series' noise from."""
-    rows = con.execute(
-        # The start time orders the rows but is not fetched: 200,000 time-zone-aware
-        # datetimes were half of this read on a long history.
-        f"""SELECT i.series_key, m.name, i.run_id, median(m.value)
-            FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
-            WHERE i.series_key IN (SELECT unnest(?)) AND m.name IN (SELECT unnest(?))
-              AND {_MEASURED_OK}
-            GROUP BY i.series_key, m.name, i.run_id ORDER BY min(r.started_at), i.run_id""",
-        [list(series_keys), list(metrics)]).fetchall()
+    # The start time orders the rows but is not fetched: 200,000 time-zone-aware datetimes
+    # were half of this read on a long history.
+    rows = con.execute(f"""SELECT h.* FROM ({history_rows_sql()}) h JOIN runs r USING (run_id)
+                           ORDER BY r.started_at, h.run_id""",
+                       [list(series_keys), list(metrics)]).fetchall()
+    return history_of(rows, aa_pairs(con))
+
+
+def history_of(rows: Iterable[tuple[str, str, str, float]],
+               pairs: Sequence[tuple[str, str]]) -> History:
+    """A History from (series key, metric, run, median) rows, oldest run first."""
     medians: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for key, metric, run_id, value in rows:
         medians.setdefault((key, metric), []).append((run_id, float(value)))
-    return History({k: tuple(v) for k, v in medians.items()}, tuple(aa_pairs(con)))
+    return History({k: tuple(v) for k, v in medians.items()}, tuple(pairs))
 
 
 def aa_pairs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:

@@ -1,0 +1,70 @@
+"""The verdicts' history kept between builds (side effects: out/cache).
+
+The analysis core measures each series' noise from every run's median of it
+(`store.reads.load_history`): a scan of every metric row of the history, the main process's
+largest read on a long one. A run's medians depend on its own invocations and metrics only, so
+the rows of runs whose fingerprint (read_cache.py) is unchanged come from the file the last
+build wrote, the other runs' are read with the core's own query (`reads.history_rows_sql`), and
+the History is put together in the core's order (`reads.history_of`): the verdicts cannot tell
+a kept row from a fresh one.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import duckdb
+
+from orchestrator.analysis.noise import History
+from orchestrator.store import reads
+
+from .site_cache import SiteCache, digest
+
+KIND = "history"
+
+
+def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
+                 metrics: Sequence[str], *, cache: SiteCache,
+                 fingerprints: dict[str, str]) -> History:
+    """`reads.load_history(con, series_keys, metrics)` with the rows of unchanged runs from
+    the cache. `series_keys` must hold every series a run measured (the site asks for all),
+    so that a run's kept rows are all its rows."""
+    stored = cache.entries(KIND).get(KIND)
+    facts = stored[1] if stored else {}
+    path = cache.file(KIND, facts["files"][0]) if facts.get("files") else None
+    usable = path is not None and path.is_file() and facts.get("metrics") == list(metrics)
+    known = facts.get("runs", {}) if usable else {}
+    kept = sorted(run for run, key in fingerprints.items() if known.get(run) == key)
+    changed = sorted(set(fingerprints) - set(kept))
+    try:
+        _history_table(con, path, kept, changed, series_keys, metrics)
+    except duckdb.Error:  # a damaged file of the last build: read every run's rows again
+        kept, changed = [], sorted(fingerprints)
+        _history_table(con, None, kept, changed, series_keys, metrics)
+    rows = con.execute("""SELECT h.* FROM tm_history h JOIN runs r USING (run_id)
+                          WHERE h.series_key IN (SELECT unnest(?))
+                          ORDER BY r.started_at, h.run_id""", [list(series_keys)]).fetchall()
+    name = facts["files"][0] if not changed and usable else None
+    if name is None:
+        name = f"{digest(sorted(fingerprints.items()), list(metrics))}.parquet"
+        target = cache.file(KIND, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        con.execute(f"COPY tm_history TO '{str(target).replace(chr(39), chr(39) * 2)}' "
+                    f"(FORMAT parquet)")
+    cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "metrics": list(metrics),
+                                   "files": [name]})
+    return reads.history_of(rows, reads.aa_pairs(con))
+
+
+def _history_table(con: duckdb.DuckDBPyConnection, path: object, kept: list[str],
+                   changed: list[str], series_keys: Sequence[str],
+                   metrics: Sequence[str]) -> None:
+    """Temporary table tm_history: the kept runs' rows from `path`, the changed runs' read."""
+    parts, params = [], []
+    if kept:
+        parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
+        params += [str(path), kept]
+    if changed or not kept:
+        parts.append(reads.history_rows_sql("AND i.run_id IN (SELECT unnest(?::VARCHAR[]))"))
+        params += [list(series_keys), list(metrics), changed]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE tm_history AS {' UNION ALL '.join(parts)}",
+                params)
