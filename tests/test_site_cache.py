@@ -141,20 +141,26 @@ def bodies(out: Path) -> dict[str, str]:
             SiteCache(out / "cache").entries(BODIES).items()}
 
 
+def points_through_the_cache(history: Path, cache_dir: Path) -> pd.DataFrame:
+    """One build's read of the points with the cache in `cache_dir`, checked equal to a read
+    of every run."""
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        cache = SiteCache(cache_dir)
+        cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        cache.save()
+        pd.testing.assert_frame_equal(cached, queries.read_points(con))
+        return cached
+    finally:
+        con.close()
+
+
 def test_points_from_the_cache_equal_a_full_read_after_every_change(history: Path,
                                                                    tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
 
     def both() -> pd.DataFrame:
-        con = duckdb.connect(str(history), read_only=True)
-        try:
-            cache = SiteCache(cache_dir)
-            cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
-            cache.save()
-            pd.testing.assert_frame_equal(cached, queries.read_points(con))
-            return cached
-        finally:
-            con.close()
+        return points_through_the_cache(history, cache_dir)
 
     assert len(both()) == 6 * len(SERIES)
     both()  # every run from the cache
@@ -181,14 +187,7 @@ def test_points_changed_build_after_build_are_put_into_one_file_again(
     cache_dir = tmp_path / "cache"
 
     def both() -> set[str]:
-        con = duckdb.connect(str(history), read_only=True)
-        try:
-            cache = SiteCache(cache_dir)
-            cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
-            cache.save()
-            pd.testing.assert_frame_equal(cached, queries.read_points(con))
-        finally:
-            con.close()
+        points_through_the_cache(history, cache_dir)
         return {path.name for path in (cache_dir / read_cache.POINTS).iterdir()}
 
     first = both()
