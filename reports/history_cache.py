@@ -10,6 +10,7 @@ a kept row from a fresh one.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import duckdb
@@ -17,6 +18,7 @@ import duckdb
 from orchestrator.analysis.noise import History
 from orchestrator.store import reads
 
+from .downloads import sql_text
 from .site_cache import SiteCache, digest
 
 KIND = "history"
@@ -26,12 +28,13 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                  metrics: Sequence[str], *, cache: SiteCache,
                  fingerprints: dict[str, str]) -> History:
     """`reads.load_history(con, series_keys, metrics)` with the rows of unchanged runs from
-    the cache. `series_keys` must hold every series a run measured (the site asks for all),
-    so that a run's kept rows are all its rows."""
+    the cache: the file holds the rows of the series and metrics asked for when it was
+    written, so it serves the same question only."""
     stored = cache.entries(KIND).get(KIND)
     facts = stored[1] if stored else {}
     path = cache.file(KIND, facts["files"][0]) if facts.get("files") else None
-    usable = path is not None and path.is_file() and facts.get("metrics") == list(metrics)
+    question = digest(sorted(series_keys), sorted(metrics))
+    usable = path is not None and path.is_file() and facts.get("question") == question
     known = facts.get("runs", {}) if usable else {}
     kept = sorted(run for run, key in fingerprints.items() if known.get(run) == key)
     changed = sorted(set(fingerprints) - set(kept))
@@ -45,17 +48,16 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                           ORDER BY r.started_at, h.run_id""", [list(series_keys)]).fetchall()
     name = facts["files"][0] if not changed and usable else None
     if name is None:
-        name = f"{digest(sorted(fingerprints.items()), list(metrics))}.parquet"
+        name = f"{digest(sorted(fingerprints.items()), question)}.parquet"
         target = cache.file(KIND, name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY tm_history TO '{str(target).replace(chr(39), chr(39) * 2)}' "
-                    f"(FORMAT parquet)")
-    cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "metrics": list(metrics),
+        con.execute(f"COPY tm_history TO {sql_text(str(target))} (FORMAT parquet)")
+    cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
                                    "files": [name]})
     return reads.history_of(rows, reads.aa_pairs(con))
 
 
-def _history_table(con: duckdb.DuckDBPyConnection, path: object, kept: list[str],
+def _history_table(con: duckdb.DuckDBPyConnection, path: Path | None, kept: list[str],
                    changed: list[str], series_keys: Sequence[str],
                    metrics: Sequence[str]) -> None:
     """Temporary table tm_history: the kept runs' rows from `path`, the changed runs' read."""

@@ -5,8 +5,11 @@ through its inline patterns, every link through MkDocs' link rewriting), and Mat
 plugin parsed their HTML again to index thousands of numbers. A page rendered with slots holds
 a placeholder where each table or chart goes; its HTML, the very bytes Python-Markdown's
 `tables` extension makes of `_table.md.j2`'s Markdown, is saved as a fragment and put into the
-built page by `slots.fill`. What the reader sees is unchanged; the search index keeps the
-pages' headings and prose, not their numbers.
+built page by `slots.fill` (tests/test_html_tables.py compares the two; an empty table
+differs: Markdown gave it one empty row). What the reader sees is unchanged; the search index
+keeps the pages' headings and prose, not their numbers. A page link becomes its .html address
+as MkDocs rewrites it, without MkDocs' check that the page exists: tests/test_site.py checks
+every local link of the built site.
 """
 from __future__ import annotations
 
@@ -65,7 +68,7 @@ def _cell_html(value: Any) -> str:
     if isinstance(value, Link):
         css = f'class="{value.css}" ' if value.css else ""
         href = escape(built_href(safe_href(value.href)))
-        return f'<a {css}href="{href}">{escape_text(value.text).strip()}</a>'
+        return f'<a {css}href="{href}">{escape_text(value.text)}</a>'
     if is_missing(value) or value == "":
         return MISSING
-    return escape_text(value).strip()
+    return escape_text(value).strip(" ")  # a cell's spaces, as Markdown strips them

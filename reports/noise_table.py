@@ -38,11 +38,6 @@ def _history(ok: pd.DataFrame, positions: dict[str, np.ndarray],
                     for key, p in positions.items()}, tuple(aa_pairs))
 
 
-def history_from_points(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]]) -> History:
-    ok = points.dropna(subset=["ops_median"])
-    return _history(ok, _series_positions(ok), aa_pairs)
-
-
 def _pct(value: float | None) -> str:
     return MISSING if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
 

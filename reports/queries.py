@@ -22,23 +22,43 @@ from orchestrator.store.reads import has_column, has_table, rejected_attempt_sql
 HEADLINE_OPS = """coalesce(max(value) FILTER (WHERE name = 'ops_per_sec'),
                     max(value) FILTER (WHERE name = 'items_per_second'))"""
 
+
+def _filtered(name: str) -> str:
+    return f"max(value) FILTER (WHERE name = '{name}')"
+
+
+# Column → (its value from an invocation's metrics rows, the metric names it reads).
+_PIVOTED = {
+    "ops": (HEADLINE_OPS, ("ops_per_sec", "items_per_second")),
+    "p50": (_filtered("p50_us"), ("p50_us",)),
+    "p95": (_filtered("p95_us"), ("p95_us",)),
+    "p99": (_filtered("p99_us"), ("p99_us",)),
+    "p999": (_filtered("p99_9_us"), ("p99_9_us",)),
+    "pmax": (_filtered("max_us"), ("max_us",)),
+    "mb": (f"coalesce({_filtered('mb_per_sec')}, {_filtered('bytes_per_second')} / 1e6)",
+           ("mb_per_sec", "bytes_per_second")),
+    "residency": (_filtered("page_cache_residency_pct"), ("page_cache_residency_pct",)),
+    # Software counters of `perf stat` around the process (runners/process.py).
+    "page_faults": (_filtered("perf_page_faults"), ("perf_page_faults",)),
+    "context_switches": (_filtered("perf_context_switches"), ("perf_context_switches",)),
+    "migrations": (_filtered("perf_cpu_migrations"), ("perf_cpu_migrations",)),
+    "cpu_clock_ms": (_filtered("perf_cpu_clock"), ("perf_cpu_clock",)),
+}
+
+
+def _pivot(columns: tuple[str, ...]) -> str:
+    """SELECT list of `columns` (of _PIVOTED), one row per invocation_id."""
+    return "".join(f", {_PIVOTED[c][0]} AS {c}" for c in columns)
+
+
+def _pivot_names(columns: tuple[str, ...]) -> str:
+    """The metric names `columns` read, as a SQL list: rows of other metrics need no pivot."""
+    return ", ".join(f"'{name}'" for c in columns for name in _PIVOTED[c][1])
+
+
 # One row per invocation with the metrics the pages show, pivoted in DuckDB.
 _METRICS_WIDE = f"""
-    SELECT invocation_id,
-           {HEADLINE_OPS} AS ops,
-           max(value) FILTER (WHERE name = 'p50_us') AS p50,
-           max(value) FILTER (WHERE name = 'p95_us') AS p95,
-           max(value) FILTER (WHERE name = 'p99_us') AS p99,
-           max(value) FILTER (WHERE name = 'p99_9_us') AS p999,
-           max(value) FILTER (WHERE name = 'max_us') AS pmax,
-           coalesce(max(value) FILTER (WHERE name = 'mb_per_sec'),
-                    max(value) FILTER (WHERE name = 'bytes_per_second') / 1e6) AS mb,
-           max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency,
-           -- Software counters of `perf stat` around the process (runners/process.py).
-           max(value) FILTER (WHERE name = 'perf_page_faults') AS page_faults,
-           max(value) FILTER (WHERE name = 'perf_context_switches') AS context_switches,
-           max(value) FILTER (WHERE name = 'perf_cpu_migrations') AS migrations,
-           max(value) FILTER (WHERE name = 'perf_cpu_clock') AS cpu_clock_ms
+    SELECT invocation_id{_pivot(tuple(_PIVOTED))}
     FROM metrics {{where}} GROUP BY invocation_id"""
 # The invocations of the runs a read is about (its parameter: their ids), for the pivot above.
 _OF_RUNS = """WHERE invocation_id IN (SELECT invocation_id FROM invocations
@@ -153,17 +173,13 @@ _INVOCATIONS = """
 # The metrics an older run's compact table shows, pivoted from their rows only: most of a long
 # history's invocations are on compact tables, and the whole pivot of their metrics (a few
 # million rows) was most of reading them.
+_COMPACT_COLUMNS = ("ops", "p50", "p99", "residency")
 _COMPACT_INVOCATIONS = f"""
     WITH m AS (
-        SELECT invocation_id, {HEADLINE_OPS} AS ops,
-               max(value) FILTER (WHERE name = 'p50_us') AS p50,
-               max(value) FILTER (WHERE name = 'p99_us') AS p99,
-               max(value) FILTER (WHERE name = 'page_cache_residency_pct') AS residency
+        SELECT invocation_id{_pivot(_COMPACT_COLUMNS)}
         FROM metrics
-        WHERE name IN ('ops_per_sec', 'items_per_second', 'p50_us', 'p99_us',
-                       'page_cache_residency_pct')
-          AND invocation_id IN (SELECT invocation_id FROM invocations
-                                WHERE run_id IN (SELECT unnest(?::VARCHAR[])))
+        WHERE name IN ({_pivot_names(_COMPACT_COLUMNS)})
+          AND {_OF_RUNS.removeprefix("WHERE ")}
         GROUP BY invocation_id)
     SELECT {_INVOCATION_COLUMNS}
     FROM invocations i LEFT JOIN m USING (invocation_id)

@@ -24,6 +24,7 @@ import pandas as pd
 from orchestrator.store.reads import has_table
 
 from . import queries
+from .downloads import sql_text
 from .site_cache import SiteCache, digest
 
 FINGERPRINTS = "run-fingerprints"
@@ -117,7 +118,7 @@ def _points_read(con: duckdb.DuckDBPyConnection, cache: SiteCache, kept: dict[st
         name = f"{digest(written, [(run, fingerprints[run]) for run in runs])}.parquet"
         target = cache.file(POINTS, name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY {written} TO '{_sql_path(target)}' (FORMAT parquet)")
+        con.execute(f"COPY {written} TO {sql_text(str(target))} (FORMAT parquet)")
         kept = {**kept, **{run: name for run in runs}}
     return points, kept
 
@@ -133,8 +134,3 @@ def _kept_parts(cache: SiteCache, kept: dict[str, str]) -> tuple[list[str], list
         parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
         params += [str(cache.file(POINTS, name)), runs]
     return parts, params
-
-
-def _sql_path(path: Any) -> str:
-    """A file name as a SQL string literal (COPY takes no parameter for it)."""
-    return str(path).replace("'", "''")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import escape
 
-from .format import MISSING, anchor, cpu_ranges
+from .format import MISSING, anchor, cpu_ranges, latency_digits
 from .row_texts import Texts, rows_by_group
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
@@ -29,10 +29,8 @@ def number_column(values: Iterable[Any], digits: int = 0) -> list[str]:
 
 
 def latency_column(values: Iterable[Any]) -> list[str]:
-    """`format.latency` over a column of floats (the digits as `format.latency_digits`, without
-    a call per value)."""
-    return [MISSING if v != v else format(v, ",.0f" if v >= 100 or v <= -100 else ",.2f")
-            for v in values]
+    """`format.latency` over a column of floats (NaN → the missing dash)."""
+    return [MISSING if v != v else format(v, f",.{latency_digits(v)}f") for v in values]
 
 
 def text_column(values: Iterable[Any], fmt: Callable[[Any], str] = str) -> list[str]:

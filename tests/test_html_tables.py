@@ -24,6 +24,7 @@ def test_a_table_is_the_html_markdown_makes_of_it() -> None:
         ["fill_random *x* [a]", Link("1,234", "../runs/r1.html#inv-0001", "tm-slower"), "+1.0%"],
         ["two\nlines & <b>", Link("5 `x`", "../runs/r 2.html"), None],
         ["  padded  ", "", float("nan")],
+        ["\xa0kept\xa0", Link(" spaced ", "../runs/r3.html"), "x"],
         ["short row"],
         ["long", "row", "with", "extra"],
     ], numeric=(False, True, True))
