@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -89,15 +90,18 @@ def test_sweep_runs_each_job_on_a_node_of_its_profile_once_without_overlap(clust
     # its runs with the node each ran on.
     tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out",
              str(tmp_path / "build"), env=env, timeout=600)
-    docs = tmp_path / "build" / "docs"
-    fleet = (docs / "fleet" / "index.md").read_text().splitlines()
-    header = next(line for line in fleet if line.startswith("| Workload | Series |"))
-    assert "| fleet-a · " in header and "| fleet-b · " in header
-    rows = [line for line in fleet if line.startswith("| readrandom |")]
-    assert len(rows) == 3 and all(line.count("](../runs/") == 2 for line in rows)
-    listed = "".join(p.read_text() for p in (docs / "machines").glob("*.md"))
+    site = tmp_path / "build" / "site"
+    fleet = (site / "fleet" / "index.html").read_text()
+    table = next(t for t in fleet.split("<table>")[1:] if "<th>Workload</th>\n<th>Series</th>" in t)
+    header, body = table.split("</thead>", 1)
+    assert '">fleet-a · ' in header and '">fleet-b · ' in header
+    rows = [row.split("</tr>")[0] for row in body.split("<tr>")[1:]]
+    rows = [row for row in rows if row.startswith("\n<td>readrandom</td>")]
+    assert len(rows) == 3 and all(row.count('href="../runs/') == 2 for row in rows)
+    listed = "".join(p.read_text() for p in (site / "machines").glob("*.html"))
     for _, profile, node, *_, run_id in runs:
-        assert f"[{run_id}](../runs/" in listed and f"| {profile} | {node} (job " in listed
+        assert f'.html">{run_id}</a>' in listed and re.search(
+            f"<td[^>]*>{re.escape(profile)}</td>\n<td[^>]*>{re.escape(node)} \\(job ", listed)
 
 
 def _wait_for_slurm_jobs(env: dict[str, str], timeout_s: float = 300) -> None:

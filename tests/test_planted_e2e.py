@@ -69,14 +69,14 @@ def test_planted_spins_are_exactly_visible_in_instruction_counts_on_leveldb(tmp_
     # The site's Summary shows the core's instruction-count verdict beside the wall-clock row.
     tidemark(tmp_path / "ab", "site", "--db", str(tmp_path / "ab" / "tidemark.duckdb"), "--out",
              str(tmp_path / "site"))
-    summary = (tmp_path / "site" / "docs" / "summary.md").read_text()
+    summary = (tmp_path / "site" / "site" / "summary.html").read_text()
     # The table row (the verdict sentences above the table name the metric too).
-    rows = [line for line in summary.splitlines()
-            if line.startswith("|") and "instructions/op (callgrind)" in line]
+    table_rows = [row.split("</tr>")[0] for row in summary.split("<tr>")[1:]]
+    rows = [row for row in table_rows if "instructions/op (callgrind)" in row]
     assert len(rows) == 1 and "regression (slower)" in rows[0]
     assert f"{(planted['ratio'] - 1) * 100:+.1f}%" in rows[0]
-    assert any(line.startswith("| readrandom ·") and "callgrind" not in line
-               for line in summary.splitlines())  # the wall-clock row of the same series
+    assert any(row.startswith("\n<td>readrandom ·") and "callgrind" not in row
+               for row in table_rows)  # the wall-clock row of the same series
 
     same = ab(tmp_path / "aa", "--a", f"planted_spins={SPINS}", "--b", f"planted_spins={SPINS}")
     assert same["verdict"] == "no significant change"
