@@ -46,8 +46,9 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
     rows = con.execute("""SELECT h.* FROM tm_history h JOIN runs r USING (run_id)
                           WHERE h.series_key IN (SELECT unnest(?))
                           ORDER BY r.started_at, h.run_id""", [list(series_keys)]).fetchall()
-    name = facts["files"][0] if not changed and usable else None
-    if name is None:
+    if usable and not changed:  # every row came from the kept file: it stays
+        name = facts["files"][0]
+    else:
         name = f"{digest(sorted(fingerprints.items()), question)}.parquet"
         target = cache.file(KIND, name)
         target.parent.mkdir(parents=True, exist_ok=True)
