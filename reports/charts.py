@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import functools
 import html
+import json
 import math
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 import plotly.graph_objects as go
-import plotly.io
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 HOVER = ("%{customdata[0]}<br>%{customdata[1]}<br>%{x|%Y-%m-%d %H:%M}<br>"
-         "median %{y:,.0f} ops/s<br>min–max %{customdata[2]}<extra></extra>")
+         "median %{y:,.0f} ops/s<br>min–max %{customdata[2]:,.0f}–%{customdata[3]:,.0f}"
+         "<extra></extra>")
 CONFIG = {"displaylogo": False, "responsive": True}
 PLOT_HEIGHT = 340  # px of plot area; the legend below it adds its own rows
 LEGEND_ROW = 22  # px per row of legend entries
@@ -97,38 +99,42 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({red},{green},{blue},{alpha})"
 
 
-def _defer_until_loaded(fragment: str) -> str:
-    """Run the inline plot script after the page's scripts (plotly.js is loaded at the end of
-    <body> by MkDocs' extra_javascript, i.e. after this inline script would otherwise run)."""
-    opening = '<script type="text/javascript">'
-    if fragment.count(opening) != 1:
-        raise ValueError("unexpected plotly HTML: expected one inline script")
-    fragment = fragment.replace(opening, opening + 'window.addEventListener("DOMContentLoaded", '
-                                "function () {", 1)
-    head, _, tail = fragment.rpartition("</script>")
-    return head + "});</script>" + tail
+# What JSON may not hold inside an inline <script> as it is: plotly.io's own escapes.
+_SCRIPT_SAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"/", b"\\u002f"),
+                ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+_CONFIG_JSON = json.dumps(CONFIG)
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside an inline script. orjson writes NaN as null in one pass (plotly's json
+    encoder wrote the figure twice to do that: most of a long trend's chart time)."""
+    data = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    for unsafe, safe in _SCRIPT_SAFE:
+        data = data.replace(unsafe, safe)
+    return data.decode()
 
 
 def _fragment(traces: list[dict[str, Any]], layout: dict[str, Any], div_id: str) -> str:
-    spec = {"data": traces, "layout": layout}
-    fragment = plotly.io.to_html(spec, include_plotlyjs=False, full_html=False, div_id=div_id,
-                                 validate=False, config=CONFIG)
-    return _defer_until_loaded(fragment)
+    """The plot's div and the inline script that draws it once the page's scripts have run:
+    plotly.js is loaded at the end of <body> by MkDocs' extra_javascript, i.e. after this
+    inline script would otherwise run."""
+    return (f'<div><div id="{div_id}" class="plotly-graph-div" '
+            f'style="height:{layout["height"]}px; width:100%;"></div>'
+            '<script type="text/javascript">window.addEventListener("DOMContentLoaded", '
+            f'function () {{Plotly.newPlot("{div_id}", {_script_json(traces)}, '
+            f'{_script_json(layout)}, {_CONFIG_JSON});}});</script></div>')
 
 
 # Pure: a run id is escaped once per build, not once per series that ran in it.
 _escaped = functools.lru_cache(maxsize=1 << 16)(html.escape)
 
 
-def _custom(series: dict[str, Any]) -> list[tuple[str, ...]]:
-    """Per point: run id, engine version, min–max, the run page's href (escaped once each).
-    Tuples, which JSON writes as lists: made faster, and left alone by the garbage collector
-    (200,000 lists of strings would be walked again at every full collection)."""
-    escaped = _escaped
-    return [(escaped(run_id), escaped(version), f"{low:,.0f}–{high:,.0f}", href)
-            for run_id, version, low, high, href in zip(
-                series["run_ids"], series["versions"], series["low"], series["high"],
-                series["hrefs"])]
+def _custom(series: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Per point: run id, engine version, min, max (the hover formats them: a thousand points'
+    numbers need not be formatted here), the run page's href. Tuples, which JSON writes as
+    lists: made faster, and left alone by the garbage collector."""
+    return list(zip(map(_escaped, series["run_ids"]), map(_escaped, series["versions"]),
+                    series["low"], series["high"], series["hrefs"]))
 
 
 def _series_traces(series: dict[str, Any], color: str) -> list[dict[str, Any]]:

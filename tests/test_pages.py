@@ -1,6 +1,7 @@
 """Pure page builders and formatting: Δ%, spread/CV, the escaping `cell` filter, trend rows."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -165,6 +166,24 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
     assert "<script src" not in html  # plotly.js is served once from the site's assets
     assert 'window.addEventListener("DOMContentLoaded"' in html
     assert "<b>x</b>" not in html and r"..\u002fruns\u002fr1.html#inv-0001" in html
+
+
+def test_trend_chart_script_holds_the_figure_as_json():
+    series = [{"label": "a</script>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"] * 2,
+               "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0],
+               "run_ids": ["r1", "r<2>"], "versions": ["v1", "v2"], "hrefs": ["h1", "h2"]}]
+    html = charts.trend_chart(series, "trend-0")
+    call = html.split('Plotly.newPlot("trend-0", ', 1)[1]
+    decoder = json.JSONDecoder()
+    traces, end = decoder.raw_decode(call)
+    layout, _ = decoder.raw_decode(call, end + 2)
+    assert "</script>" not in call.rsplit("</script>", 1)[0]  # only the script's own end
+    line = traces[2]
+    assert line["y"] == [1.0, None]  # NaN is null: JSON has no NaN
+    assert line["customdata"] == [["r1", "v1", 0.5, 1.5, "h1"], ["r&lt;2&gt;", "v2", 0.25, 2.0, "h2"]]
+    assert "%{customdata[2]:,.0f}–%{customdata[3]:,.0f}" in line["hovertemplate"]
+    assert layout["height"] == charts.PLOT_HEIGHT + 20 + 60 + charts.LEGEND_ROW + 10
+    assert f'style="height:{layout["height"]}px; width:100%;"' in html
 
 
 def _invocations(**overrides):
