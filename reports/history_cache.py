@@ -43,9 +43,9 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
     except duckdb.Error:  # a damaged file of the last build: read every run's rows again
         kept, changed = [], sorted(fingerprints)
         _history_table(con, None, kept, changed, series_keys, metrics)
-    rows = con.execute("""SELECT h.* FROM tm_history h JOIN runs r USING (run_id)
-                          WHERE h.series_key IN (SELECT unnest(?))
-                          ORDER BY r.started_at, h.run_id""", [list(series_keys)]).fetchall()
+    lists = con.execute(reads.history_lists_sql(
+        "SELECT * FROM tm_history WHERE series_key IN (SELECT unnest(?))"),
+        [list(series_keys)]).fetchall()
     if usable and not changed:  # every row came from the kept file: it stays
         name = facts["files"][0]
     else:
@@ -55,7 +55,7 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
         con.execute(f"COPY tm_history TO {sql_text(str(target))} (FORMAT parquet)")
     cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
                                    "files": [name]})
-    return reads.history_of(rows, reads.aa_pairs(con))
+    return reads.history_of(lists, reads.aa_pairs(con))
 
 
 def _history_table(con: duckdb.DuckDBPyConnection, path: Path | None, kept: list[str],

@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 _GENERATOR_FILES = ("reports", "orchestrator", "site", "mkdocs.yml")
 _GENERATOR_SUFFIXES = {".py", ".j2", ".html", ".md", ".css", ".js", ".yml", ".yaml", ".json"}
 _GENERATOR_PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "jinja2",
-                       "markupsafe", "pandas", "numpy", "duckdb", "plotly", "pyyaml")
+                       "markupsafe", "pandas", "numpy", "duckdb", "plotly", "orjson", "pyyaml")
 
 
 def digest(*parts: Any) -> str:
