@@ -30,7 +30,7 @@ MANY_POINTS = 150  # above this a line has no markers (a thousand markers hide t
 
 
 @functools.cache
-def _validated_layout() -> dict[str, Any]:
+def validated_layout() -> dict[str, Any]:
     """The shared layout, validated once per process: a chart sets its height and bottom
     margin in a shallow copy (the template, most of it, is shared and never written)."""
     figure = go.Figure()
@@ -58,7 +58,7 @@ def _layout(x_axis: dict[str, Any], y_axis: dict[str, Any],
     """A plot area of PLOT_HEIGHT with room for the x title and the legend's rows below it."""
     rows = legend_rows(legend or [])
     bottom = 60 + (rows * LEGEND_ROW + 10 if rows else 0)
-    shared = _validated_layout()
+    shared = validated_layout()
     layout = dict(shared, height=PLOT_HEIGHT + 20 + bottom)  # same keys, in the same order
     layout["margin"] = dict(shared["margin"], b=bottom)
     layout["showlegend"] = bool(rows)

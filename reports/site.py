@@ -18,7 +18,7 @@ from orchestrator.gate import GateConf
 from orchestrator.store.connection import check_database, connect, damage_error, snapshot
 from orchestrator.store.reads import parse_selector
 
-from . import render, slots
+from . import charts, render, slots
 from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
@@ -135,6 +135,8 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         docs = _fresh_docs(out)
     # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages and
     # the tools' data in other processes, the points, verdicts and other pages here.
+    # Validated once before any fork: the children that draw charts inherit it.
+    charts.validated_layout()
     worker = RunPagesWorker(db, docs, config, first, cache)
     try:
         with times.phase("points"):
