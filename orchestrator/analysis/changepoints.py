@@ -73,7 +73,8 @@ class _Segment:
         m, k = self.taus.astype(float), (self.n - self.taus).astype(float)
         self.pairs_between, self.weight = m * k, m * k / self.n
         # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
-        self.pairs_left, self.pairs_right = np.maximum(m * (m - 1), 1.0), np.maximum(k * (k - 1), 1.0)
+        self.pairs_left = np.maximum(m * (m - 1), 1.0)
+        self.pairs_right = np.maximum(k * (k - 1), 1.0)
 
     def split_statistics(self, orders: np.ndarray) -> np.ndarray:
         """Q(τ) for every split τ of each ordering x[orders[b]] (E-Divisive means, alpha = 1);
