@@ -114,7 +114,7 @@ def scaling_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
     ones = group[group["threads"] == 1]["ops_median"]
     agg_one = float(ones.iloc[0]) if len(ones) and not is_missing(ones.iloc[0]) else None
     rows = []
-    for p in group.to_dict("records"):  # records made in one call, not a Series per row
+    for _, p in group.iterrows():
         threads = int(p["threads"])
         per_thread = None if is_missing(p["ops_median"]) else p["ops_median"] / threads
         eff = efficiency_pct(p["ops_median"], threads, agg_one)

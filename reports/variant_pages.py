@@ -78,7 +78,7 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
     previous = history.iloc[-2] if len(history) > 1 else None
     rows = [[Link(num(p["x"]), point_href(p, "")), linked(p["ops_median"], p, ""),
              Link(latency(p["p50_median"]), point_href(p, "")), linked(p["mb_median"], p, "", 1)]
-            for p in newest.to_dict("records")]
+            for _, p in newest.iterrows()]
     warnings, prev_text = [], "no earlier run swept this"
     if previous is not None and previous["k"] is not None and k is not None:
         prev_text = escape_text(f"{previous['k']:.3f} in run {previous['run_id']}")
