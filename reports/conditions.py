@@ -19,7 +19,7 @@ from .pages import run_href
 from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
                      newest_positions, point_href, with_identity)
 
-def condition_cell(point: pd.Series, base: str) -> Link:
+def condition_cell(point: pd.Series | dict[str, Any], base: str) -> Link:
     """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""
     ran = int(point["n"]) - int(point["n_failed"])
     met = ran - int(point["n_not_met"])
@@ -27,16 +27,40 @@ def condition_cell(point: pd.Series, base: str) -> Link:
     return Link(text, point_href(point, base))
 
 
-def _cache_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
-    group = group.assign(order=group["cache_state"].map(lambda c: CACHE_ORDER.get(c, 9)))
+def _cache_order(point: dict[str, Any]) -> tuple[int, bool, str]:
+    """Cold, warm, hot, then others by name, a missing state last (sort_values' order)."""
+    state = point["cache_state"]
+    missing = is_missing(state)
+    return CACHE_ORDER.get(state, 9), missing, "" if missing else str(state)
+
+
+def _cache_rows(group: list[dict[str, Any]], base: str) -> list[list[Any]]:
     rows = []
-    for _, p in group.sort_values(["order", "cache_state"]).iterrows():
+    for p in sorted(group, key=_cache_order):
         rows.append([p["cache_state"], Link(date(p["started_at"]), run_href(p["run_id"], base)),
                      linked(p["ops_ran_median"], p, base),
                      Link(latency(p["p50_ran_median"]), point_href(p, base)),
                      Link(latency(p["p99_ran_median"]), point_href(p, base)),
                      linked(p["residency_median"], p, base, 1), condition_cell(p, base)])
     return rows
+
+
+def _series_by_workload(latest: pd.DataFrame, keys: list[str]
+                        ) -> dict[str, list[list[dict[str, Any]]]]:
+    """Per workload (sorted): the records of each series (`keys`) in more than one cache state,
+    series as first seen (as groupby(sort=False, dropna=False) orders them)."""
+    series = latest.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    by_workload: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for code, point in zip(series.tolist(), latest.to_dict("records")):
+        if not is_missing(point["workload"]):  # groupby("workload") drops a missing one
+            by_workload.setdefault(point["workload"], {}).setdefault(code, []).append(point)
+    return {workload: [g for g in by_workload[workload].values() if _cache_states(g) >= 2]
+            for workload in sorted(by_workload)}
+
+
+def _cache_states(group: list[dict[str, Any]]) -> int:
+    """How many distinct cache states a series' records have (nunique: a missing one is none)."""
+    return len({p["cache_state"] for p in group if not is_missing(p["cache_state"])})
 
 
 def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
@@ -48,18 +72,15 @@ def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
     keys = group_key(frame, ("cache_state",))
     latest = latest_per_group(frame, keys + ["cache_state"])
     sections = []
-    for workload, mine in latest.groupby("workload", sort=True):
-        groups = [g for _, g in mine.groupby(keys, sort=False, dropna=False)
-                  if g["cache_state"].nunique() >= 2]
-        labeler = Labeler.of([g.iloc[0] for g in groups], drop=("workload", "cache_state"),
+    for workload, groups in _series_by_workload(latest, keys).items():
+        labeler = Labeler.of([g[0] for g in groups], drop=("workload", "cache_state"),
                              always=("threads",))
-        for index, group in enumerate(sorted(groups, key=lambda g: labeler.label(g.iloc[0]))):
-            first = group.iloc[0]
+        for index, group in enumerate(sorted(groups, key=lambda g: labeler.label(g[0]))):
             warnings = [f"{int(p['n_not_met'])} measured invocation(s) of run {p['run_id']} missed "
                         f"the {p['cache_state']} residency bound"
-                        for _, p in group[group["n_not_met"] > 0].iterrows()]
+                        for p in group if p["n_not_met"] > 0]
             sections.append(Section(
-                f"{workload} · {labeler.label(first)}",
+                f"{workload} · {labeler.label(group[0])}",
                 text=Markup("Every row: {}.").format(escape_text(labeler.shared or "–")),
                 tables=[Table(("Cache", "Run", "ops/s", "p50 µs", "p99 µs", "Residency %",
                                "Condition met"), _cache_rows(group, base),

@@ -24,16 +24,22 @@ from .tables import Table, describe
 METRIC = "ops_per_sec"
 
 
-def _series_positions(ok: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each series' points' positions, series as first measured (no frame copied per series:
-    a long history has 200 series of 1,000 runs)."""
-    positions = ok.groupby("series_key", sort=False).indices
-    return {key: positions[key] for key in ok["series_key"].unique()}
+def measured_series(points: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each series' positions in `points` of its points with an ops/s median, in run order;
+    series as first measured (as groupby(sort=False) orders them, without copying the frame
+    per series or the whole frame for the points without a median: a long history has 200
+    series of 1,000 runs)."""
+    measured = np.flatnonzero(points["ops_median"].notna().to_numpy())
+    codes, keys = pd.factorize(points["series_key"].to_numpy()[measured])
+    measured, codes = measured[codes >= 0], codes[codes >= 0]  # groupby drops a missing key
+    by_series = measured[np.argsort(codes, kind="stable")]
+    ends = np.cumsum(np.bincount(codes, minlength=len(keys)))
+    return dict(zip(keys.tolist(), np.split(by_series, ends[:-1])))
 
 
-def _history(ok: pd.DataFrame, positions: dict[str, np.ndarray],
+def _history(points: pd.DataFrame, positions: dict[str, np.ndarray],
              aa_pairs: Sequence[tuple[str, str]]) -> History:
-    run_ids, medians = ok["run_id"].to_numpy(), ok["ops_median"].to_numpy(dtype=float)
+    run_ids, medians = points["run_id"].to_numpy(), points["ops_median"].to_numpy(dtype=float)
     return History({(key, METRIC): tuple(zip(run_ids[p].tolist(), medians[p].tolist()))
                     for key, p in positions.items()}, tuple(aa_pairs))
 
@@ -43,24 +49,24 @@ def _pct(value: float | None) -> str:
 
 
 def _within_cv(cvs: np.ndarray) -> float:
-    cvs = pd.Series(cvs).dropna()
-    return float(cvs.median()) if len(cvs) else float("nan")
+    cvs = cvs[~np.isnan(cvs)]
+    return float(np.median(cvs)) if len(cvs) else float("nan")
 
 
 def noise_table(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]],
                 thresholds: Thresholds, base: str) -> Table:
     """One row per series: its newest run, how many other runs and A/A pairs measured its
     noise, the noise and the threshold a change of its newest run had to beat."""
-    ok = points.dropna(subset=["ops_median"])
-    positions = _series_positions(ok)
-    history = _history(ok, positions, aa_pairs)
-    cvs = (ok["ops_std"] / ok["ops_mean"]).to_numpy()
+    positions = measured_series(points)
+    history = _history(points, positions, aa_pairs)
+    cvs = (points["ops_std"] / points["ops_mean"]).to_numpy(dtype=float)
+    newest = points.iloc[[mine[-1] for mine in positions.values()]].to_dict("records")
     rows = []
-    for key, mine in positions.items():
-        last = ok.iloc[mine[-1]]
-        noise = series_noise(history, key, METRIC, (last.run_id,))
+    for (key, mine), last in zip(positions.items(), newest):
+        noise = series_noise(history, key, METRIC, (last["run_id"],))
         largest = max((abs(v) for v in noise.aa_changes), default=float("nan"))
-        rows.append([Link(f"{last.workload} · {describe(last)}", run_href(last.run_id, base)),
+        label = f"{last['workload']} · {describe(last)}"
+        rows.append([Link(label, run_href(last["run_id"], base)),
                      noise.runs, _pct(noise.spread), _pct(_within_cv(cvs[mine])),
                      len(noise.aa_changes), _pct(largest), _pct(noise.value),
                      _pct(effective_threshold(thresholds, noise.value))])

@@ -17,7 +17,7 @@ from orchestrator.analysis.stats import Thresholds
 from .format import MISSING, Link, escape_text, num
 from .pages import run_href
 from .comparisons import SiteVerdicts
-from .noise_table import noise_intro, noise_table
+from .noise_table import measured_series, noise_intro, noise_table
 from .stats_data import AbPair, StatsData
 from .labels import describe
 from .tables import Page, Section, Table
@@ -41,29 +41,43 @@ def noise_page(points: pd.DataFrame, aa_pairs: list[tuple[str, str]], thresholds
 CHANGE_POINT_WINDOW = 200
 
 
+def _steps(points: pd.DataFrame, detect: Callable[[list[float]], list[ChangePoint]]
+           ) -> tuple[list[tuple[int, int, ChangePoint]], int, int]:
+    """Each step found as (position in `points` of the last point before it, of the first
+    after it, the step), the number of series searched and of all series."""
+    series = measured_series(points)
+    medians = points["ops_median"].to_numpy(dtype=float)
+    steps = []
+    searched = 0
+    for mine in series.values():
+        if len(mine) < MIN_RUNS_FOR_STEPS:
+            continue
+        searched += 1
+        # The newest runs only: a step older than the window is history the trend already shows,
+        # and E-Divisive's cost grows with the square of the series' length.
+        window = mine[-CHANGE_POINT_WINDOW:]
+        steps += [(int(window[cp.index - 1]), int(window[cp.index]), cp)
+                  for cp in detect(medians[window].tolist())]
+    return steps, searched, len(series)
+
+
 def changepoints_page(points: pd.DataFrame, base: str = "../",
                       detect: Callable[[list[float]], list[ChangePoint]] = detect_change_points
                       ) -> Page:
     """Each significant step in a series' ops/s history, with the runs on either side;
     `detect`: the core's detector, or one that remembers its answers (site_cache)."""
+    steps, searched, total = _steps(points, detect)
+    run_ids, versions = points["run_id"].to_numpy(), points["engine_version"].to_numpy()
+    firsts = points.iloc[[after for _, after, _ in steps]].to_dict("records")
     rows = []
-    searched = total = 0
-    for _, group in points.dropna(subset=["ops_median"]).groupby("series_key", sort=False):
-        total += 1
-        if len(group) < MIN_RUNS_FOR_STEPS:
-            continue
-        searched += 1
-        # The newest runs only: a step older than the window is history the trend already shows,
-        # and E-Divisive's cost grows with the square of the series' length.
-        group = group.tail(CHANGE_POINT_WINDOW).reset_index(drop=True)
-        for cp in detect(list(group["ops_median"])):
-            before, after = group.iloc[cp.index - 1], group.iloc[cp.index]
-            rows.append([_series_label(after.to_dict()),
-                         Link(f"{before.run_id} ({before.engine_version})", run_href(before.run_id, base)),
-                         Link(f"{after.run_id} ({after.engine_version})", run_href(after.run_id, base)),
-                         Link(num(cp.before_median), run_href(before.run_id, base)),
-                         Link(num(cp.after_median), run_href(after.run_id, base)),
-                         f"{cp.change_pct:+.1f}%", f"{cp.p_value:.3f}"])
+    for (before, after, cp), first in zip(steps, firsts):
+        before_href, after_href = run_href(run_ids[before], base), run_href(run_ids[after], base)
+        rows.append([_series_label(first),
+                     Link(f"{run_ids[before]} ({versions[before]})", before_href),
+                     Link(f"{run_ids[after]} ({versions[after]})", after_href),
+                     Link(num(cp.before_median), before_href),
+                     Link(num(cp.after_median), after_href),
+                     f"{cp.change_pct:+.1f}%", f"{cp.p_value:.3f}"])
     table = Table(("series", "last run before", "first run after", "ops/s before (median)",
                    "ops/s after (median)", "change", "p (permutation)"), rows)
     intro = Markup(

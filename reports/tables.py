@@ -73,8 +73,9 @@ def params_json(params: dict[str, Any] | None, drop: tuple[str, ...] = ()) -> st
 def per_params(params: pd.Series, value: Callable[[Any], Any]) -> pd.Series:
     """`params.map(value)`, with `value` called once per distinct params object (queries
     decodes each JSON text once, so 200,000 points share a few hundred dicts)."""
-    codes, uniques = pd.factorize(np.fromiter(map(id, params), dtype=np.uint64, count=len(params)))
-    objects = params.to_numpy()
+    objects = params.to_numpy()  # iterated as an array: a Series boxes each element again
+    codes, uniques = pd.factorize(np.fromiter(map(id, objects), dtype=np.uint64,
+                                              count=len(objects)))
     values = np.empty(len(uniques), dtype=object)
     for code, first in enumerate(np.unique(codes, return_index=True)[1]):
         values[code] = value(objects[first])

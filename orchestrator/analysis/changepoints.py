@@ -10,6 +10,7 @@ histories are short (tens to hundreds of runs), so the O(n²) distance matrices 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -34,23 +35,57 @@ class ChangePoint:
 CHUNK = 25  # shuffles scored per numpy pass: bigger batches stop fitting in the CPU caches
 
 
+def _differences(xs: np.ndarray, out: np.ndarray) -> None:
+    """out[b, i, j] = xs[b, i] - xs[b, j], each rounded once as a subtraction rounds it.
+
+    Written as the product of [xs_i, 1] and [1, -xs_j] (one matrix product per ordering):
+    both products are exact and their sum is rounded once, so every element equals the
+    broadcast subtraction bit for bit, but a BLAS kernel writes it three times faster than
+    numpy's broadcasting loop, which pays its overhead once per row of n elements.
+    """
+    ones = np.ones_like(xs)
+    np.matmul(np.stack([xs, ones], axis=2), np.stack([ones, -xs], axis=1), out=out)
+
+
+@functools.lru_cache(maxsize=8)
+def _lower_triangle(n: int) -> np.ndarray:
+    """1 below the diagonal, 0 elsewhere (float32, read-only: shared by every segment of n)."""
+    lower = np.tri(n, k=-1, dtype=np.float32)
+    lower.flags.writeable = False
+    return lower
+
+
 class _Segment:
     """One segment of the series and what every ordering of it shares, computed once: its
     values centred and in float32, the row sums of its distance matrix, the lower-triangle
-    mask and the scratch array the distances are written into (a fresh 4 MB array per batch
-    cost its page faults, most of the time of a batch)."""
+    mask, the splits' sizes and the scratch array the distances are written into (a fresh 4 MB
+    array per batch cost its page faults, most of the time of a batch)."""
 
     def __init__(self, x: np.ndarray, min_size: int):
         self.x, self.n, self.min_size = x, x.size, min_size
         # float32 halves the memory traffic of the one O(n²) step; centring keeps its precision.
         self.centred = (x - np.median(x)).astype(np.float32)
         self.row_sums = np.abs(x[:, None] - x[None, :]).sum(axis=1)
-        self.lower = np.tri(self.n, k=-1, dtype=np.float32)
+        self.lower = _lower_triangle(self.n)
         self.scratch = np.empty((0, self.n, self.n), dtype=np.float32)
+        self.taus = np.arange(min_size, self.n - min_size + 1)
+        # Per split τ: the left side's size m and the right's k, and the terms of Q made of them.
+        m, k = self.taus.astype(float), (self.n - self.taus).astype(float)
+        self.pairs_between, self.weight = m * k, m * k / self.n
+        # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
+        self.pairs_left = np.maximum(m * (m - 1), 1.0)
+        self.pairs_right = np.maximum(k * (k - 1), 1.0)
 
     def split_statistics(self, orders: np.ndarray) -> np.ndarray:
         """Q(τ) for every split τ of each ordering x[orders[b]] (E-Divisive means, alpha = 1);
-        -inf where a side is too small. Shape (len(orders), n).
+        -inf where a side is too small. Shape (len(orders), n)."""
+        q = np.full(orders.shape, -np.inf)
+        if self.taus.size:
+            q[:, self.taus] = self._statistics_at_taus(orders)
+        return q
+
+    def _statistics_at_taus(self, orders: np.ndarray) -> np.ndarray:
+        """Q at each split of `taus` for each ordering. Shape (len(orders), len(taus)).
 
         Q needs, per τ, the sum of |xi - xj| within the first τ points, between both sides and
         within the rest. Row sums of the distance matrix do not depend on the order, so the only
@@ -58,15 +93,11 @@ class _Segment:
         orderings at once: the permutation test asks for hundreds of orderings per segment.
         """
         batch, n = orders.shape
-        q = np.full((batch, n), -np.inf)
-        taus = np.arange(self.min_size, n - self.min_size + 1)
-        if taus.size == 0:
-            return q
-        xs = self.centred[orders]
+        taus = self.taus
         if len(self.scratch) < batch:
             self.scratch = np.empty((batch, n, n), dtype=np.float32)
         dist = self.scratch[:batch]
-        np.subtract(xs[:, :, None], xs[:, None, :], out=dist)
+        _differences(self.centred[orders], out=dist)
         np.abs(dist, out=dist)
         earlier = np.einsum("bij,ij->bi", dist, self.lower)  # Σ_{j<i} |xi - xj|
         within = np.zeros((batch, n + 1))  # within[:, t] = Σ_{i,j<t} |xi - xj|
@@ -74,15 +105,12 @@ class _Segment:
         within *= 2.0
         prefix = np.zeros((batch, n + 1))  # prefix[:, t] = Σ_{i<t} Σ_j |xi - xj|
         np.cumsum(self.row_sums[orders], axis=1, out=prefix[:, 1:])
-        m, k = taus.astype(float), (n - taus).astype(float)
         within_left = within[:, taus]
         between = prefix[:, taus] - within_left
         within_right = prefix[:, n:] - 2.0 * prefix[:, taus] + within_left
-        # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
-        left = within_left / np.maximum(m * (m - 1), 1.0)
-        right = within_right / np.maximum(k * (k - 1), 1.0)
-        q[:, taus] = m * k / n * (between * 2.0 / (m * k) - left - right)
-        return q
+        left = within_left / self.pairs_left
+        right = within_right / self.pairs_right
+        return self.weight * (between * 2.0 / self.pairs_between - left - right)
 
     def best_split(self) -> tuple[int, float]:
         q = self.split_statistics(np.arange(self.n)[None, :])[0]
@@ -95,6 +123,8 @@ class _Segment:
 
         Stops early once the split can no longer reach significance at 0.05: most series have
         no step, and their test then costs a batch or two of shuffles instead of all of them.
+        The shuffles are drawn in batches of CHUNK and judged in their order, so where it
+        stops, and the p-value, do not depend on the batch size.
         """
         hits = 0
         give_up = int(0.05 * (permutations + 1))
@@ -102,12 +132,13 @@ class _Segment:
         while done < permutations:
             batch = min(CHUNK, permutations - done)
             orders = rng.permuted(np.tile(np.arange(self.n), (batch, 1)), axis=1)
-            for best in self.split_statistics(orders).max(axis=1):
-                done += 1
-                if best >= observed:
-                    hits += 1
-                    if hits > give_up:
-                        return (hits + 1) / (done + 1)
+            strong = self._statistics_at_taus(orders).max(axis=1) >= observed
+            hits_so_far = hits + np.cumsum(strong)  # after each shuffle of the batch
+            beyond = np.flatnonzero(hits_so_far > give_up)
+            if beyond.size:  # the shuffle that made one hit too many: no significance left
+                stop = int(beyond[0])
+                return (int(hits_so_far[stop]) + 1) / (done + stop + 2)
+            hits, done = int(hits_so_far[-1]), done + batch
         return (hits + 1) / (permutations + 1)
 
 
