@@ -1,21 +1,22 @@
 """The history published with the site (side effects, read-only on the DB): every table as
-Parquet with a manifest naming the schema version, every series' raw repetitions and every
-run's invocations as CSV. Written by DuckDB's COPY from the checked snapshot the site is built
-from, so the files agree with the pages; only orchestrator/store writes the results DB.
+Parquet with a manifest naming the schema version (history_parquet.py), every series' raw
+repetitions and every run's invocations as CSV. Written by DuckDB's COPY from the checked
+snapshot the site is built from, so the files agree with the pages; only orchestrator/store
+writes the results DB.
 
 Layout under the built site:
-    data/<table>.parquet, data/manifest.json      the whole history, one file per table
+    data/<table>.parquet, data/<table>/*.parquet  the whole history (history_parquet.py)
+    data/manifest.json                            its files, tables and columns
     data/series/<series>.csv                      one row per repetition × metric of a series
     runs/<run>.invocations.csv                    beside the run page: its invocation table
 
 A build into the same out folder as the last one writes again only the files whose content
-changed (site_cache.KeptFiles): a table's Parquet file while a hash of every row of it is the
-same, a run's CSV while its fingerprint (read_cache.py) is, a series' CSV while each run it
-holds is unchanged; the others are hard-linked from out/cache into the site.
+changed (site_cache.KeptFiles): a Parquet file while its content is the same, a run's CSV
+while its fingerprint (read_cache.py) is, a series' CSV while each run it holds is unchanged;
+the others are hard-linked from out/cache into the site.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -24,21 +25,14 @@ import duckdb
 import pandas as pd
 
 from orchestrator.store import connect
-from orchestrator.store.reads import has_table
-from orchestrator.store.schema import LATEST_VERSION
 
 from .format import slug
+from .history_parquet import export_parquet, sql_text
 from .site_cache import KeptFiles, digest
 
 DATA = "data"
 SERIES = "series"
 INVOCATIONS_SUFFIX = ".invocations.csv"
-# The metrics table (6 M rows on a long history) is written again each time a run is added:
-# zstd's fastest level costs about a sixth less CPU than the default (1.6 instead of 1.85 s
-# for 6 M rows) for a file 1 % larger. The other tables' JSON text is 30 % larger at level 1
-# for little CPU: they keep the default. DuckDB-WASM reads either.
-_PARQUET_COMPRESSION = {"metrics": "COMPRESSION zstd, COMPRESSION_LEVEL 1"}
-_DEFAULT_COMPRESSION = "COMPRESSION zstd"
 # Invocation columns of the per-run CSV; the command, log path and conditions (JSON, large)
 # are in invocations.parquet. Every metric the invocation has follows, one column each.
 _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
@@ -46,54 +40,6 @@ _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition"
                            "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")
 # Columns the CSV files add (a metric of the same name gets a prefix).
 _CSV_NAMES = ("part", "run_started_at", "engine_version", "label", "run_page")
-
-
-def sql_text(value: str) -> str:
-    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    if not has_table(con, "schema_version"):
-        return None
-    return con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
-    return [{"name": name, "type": kind} for name, kind in con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
-        "ORDER BY ordinal_position", [table]).fetchall()]
-
-
-def export_parquet(con: duckdb.DuckDBPyConnection, files: KeptFiles,
-                   generated: datetime) -> tuple[dict[str, Any], dict[str, Path]]:
-    """<table>.parquet for every table, each written again only when the table's content
-    changed since the last build (a hash of every row: a tenth of the cost of writing it);
-    returns the manifest and the files (path under data/ → file)."""
-    tables = [t for (t,) in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY table_name").fetchall()]
-    entries, written = [], {}
-    for table in tables:
-        columns = _columns(con, table)
-        rows, content = con.execute(
-            f'SELECT count(*), coalesce(sum(hash(t)), 0) FROM "{table}" t').fetchone()
-        key = digest(columns, rows, content)
-        path = files.reused(f"parquet {table}", key)
-        if path is None:
-            path = files.new(f"parquet {table}", key, ".parquet")
-            con.execute(f'COPY "{table}" TO {sql_text(str(path))} '
-                        f"(FORMAT parquet, "
-                        f"{_PARQUET_COMPRESSION.get(table, _DEFAULT_COMPRESSION)})")
-        written[f"{table}.parquet"] = path
-        entries.append({"name": table, "file": f"{table}.parquet", "rows": rows,
-                        "bytes": path.stat().st_size, "columns": columns})
-    manifest = {"schema_version": _schema_version(con), "tidemark_schema_version": LATEST_VERSION,
-                "generated_at": generated.isoformat(timespec="seconds"),
-                "tables": entries,
-                # Where each run's page is (the SQL page links result rows to it).
-                "run_pages": {run_id: f"runs/{slug(run_id)}.html" for (run_id,) in
-                              con.execute("SELECT run_id FROM runs").fetchall()}}
-    return manifest, written
 
 
 def _records(text: bytes) -> Iterator[bytes]:
@@ -267,7 +213,7 @@ def export_history(db: Path, files: KeptFiles, staging: Path, csv_runs: list[str
     # other cores' worth of work anyway.
     con.execute("SET threads = 1")
     try:
-        manifest, parquet = export_parquet(con, files, generated)
+        manifest, parquet = export_parquet(con, files, generated, fingerprints)
         run_files, series_files = export_csv(con, files, staging, csv_runs, fingerprints)
     finally:
         con.close()
