@@ -1,7 +1,8 @@
 """The history published as Parquet (reports/history_parquet.py): the tables with a row per
 invocation are split into files of BLOCK_RUNS runs; the files of each table hold exactly its
 rows in the DB; a rebuild into the same out folder after the DB changed equals a build from
-scratch and writes again only the blocks whose content changed.
+scratch (every file, the CSV files put together from each run's kept rows included) and writes
+again only the blocks whose content changed.
 
 The history is tests/test_site_cache.py's (six runs written through the store, real MkDocs
 builds), with a histogram and a metric of no invocation added by hand.
@@ -89,6 +90,9 @@ def test_blocks_of_runs_hold_every_row_and_only_changed_blocks_are_written_again
     kept = [f"parquet metrics {i}" for i in range(3)] + [
         "parquet metrics other", "parquet histograms 0", "parquet histograms 1"]
     assert all(second[name] == first[name] for name in kept) and "parquet metrics 3" not in first
+    # The series CSV files are put together from each run's rows: only the new run's are read.
+    assert [name for name in second if name.startswith("series rows ")
+            and second[name] != first.get(name)] == [f"series rows {run_id(6)}"]
 
     store = Store(history)  # a label (in run 0's fingerprint); a histogram and a metric of
     store.set_label(run_id(0), "baseline")  # run 3 changed under it (no writer does this)
