@@ -1,21 +1,23 @@
 """The history published with the site (side effects, read-only on the DB): every table as
-Parquet with a manifest naming the schema version, every series' raw repetitions and every
-run's invocations as CSV. Written by DuckDB's COPY from the checked snapshot the site is built
-from, so the files agree with the pages; only orchestrator/store writes the results DB.
+Parquet with a manifest naming the schema version (history_parquet.py), every series' raw
+repetitions and every run's invocations as CSV. Written by DuckDB's COPY from the checked
+snapshot the site is built from, so the files agree with the pages; only orchestrator/store
+writes the results DB.
 
 Layout under the built site:
-    data/<table>.parquet, data/manifest.json      the whole history, one file per table
+    data/<table>.parquet, data/<table>/*.parquet  the whole history (history_parquet.py)
+    data/manifest.json                            its files, tables and columns
     data/series/<series>.csv                      one row per repetition × metric of a series
     runs/<run>.invocations.csv                    beside the run page: its invocation table
 
 A build into the same out folder as the last one writes again only the files whose content
-changed (site_cache.KeptFiles): a table's Parquet file while a hash of every row of it is the
-same, a run's CSV while its fingerprint (read_cache.py) is, a series' CSV while each run it
-holds is unchanged; the others are hard-linked from out/cache into the site.
+changed (site_cache.KeptFiles): a Parquet file while its content is the same, a run's CSV
+while its fingerprint (read_cache.py) is, a series' CSV while each run it holds is unchanged;
+the others are hard-linked from out/cache into the site.
 """
 from __future__ import annotations
 
-import json
+import pickle
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -24,21 +26,14 @@ import duckdb
 import pandas as pd
 
 from orchestrator.store import connect
-from orchestrator.store.reads import has_table
-from orchestrator.store.schema import LATEST_VERSION
 
 from .format import slug
+from .history_parquet import export_parquet, sql_text
 from .site_cache import KeptFiles, digest
 
 DATA = "data"
 SERIES = "series"
 INVOCATIONS_SUFFIX = ".invocations.csv"
-# The metrics table (6 M rows on a long history) is written again each time a run is added:
-# zstd's fastest level costs about a sixth less CPU than the default (1.6 instead of 1.85 s
-# for 6 M rows) for a file 1 % larger. The other tables' JSON text is 30 % larger at level 1
-# for little CPU: they keep the default. DuckDB-WASM reads either.
-_PARQUET_COMPRESSION = {"metrics": "COMPRESSION zstd, COMPRESSION_LEVEL 1"}
-_DEFAULT_COMPRESSION = "COMPRESSION zstd"
 # Invocation columns of the per-run CSV; the command, log path and conditions (JSON, large)
 # are in invocations.parquet. Every metric the invocation has follows, one column each.
 _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
@@ -46,54 +41,6 @@ _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition"
                            "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")
 # Columns the CSV files add (a metric of the same name gets a prefix).
 _CSV_NAMES = ("part", "run_started_at", "engine_version", "label", "run_page")
-
-
-def sql_text(value: str) -> str:
-    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    if not has_table(con, "schema_version"):
-        return None
-    return con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
-    return [{"name": name, "type": kind} for name, kind in con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
-        "ORDER BY ordinal_position", [table]).fetchall()]
-
-
-def export_parquet(con: duckdb.DuckDBPyConnection, files: KeptFiles,
-                   generated: datetime) -> tuple[dict[str, Any], dict[str, Path]]:
-    """<table>.parquet for every table, each written again only when the table's content
-    changed since the last build (a hash of every row: a tenth of the cost of writing it);
-    returns the manifest and the files (path under data/ → file)."""
-    tables = [t for (t,) in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY table_name").fetchall()]
-    entries, written = [], {}
-    for table in tables:
-        columns = _columns(con, table)
-        rows, content = con.execute(
-            f'SELECT count(*), coalesce(sum(hash(t)), 0) FROM "{table}" t').fetchone()
-        key = digest(columns, rows, content)
-        path = files.reused(f"parquet {table}", key)
-        if path is None:
-            path = files.new(f"parquet {table}", key, ".parquet")
-            con.execute(f'COPY "{table}" TO {sql_text(str(path))} '
-                        f"(FORMAT parquet, "
-                        f"{_PARQUET_COMPRESSION.get(table, _DEFAULT_COMPRESSION)})")
-        written[f"{table}.parquet"] = path
-        entries.append({"name": table, "file": f"{table}.parquet", "rows": rows,
-                        "bytes": path.stat().st_size, "columns": columns})
-    manifest = {"schema_version": _schema_version(con), "tidemark_schema_version": LATEST_VERSION,
-                "generated_at": generated.isoformat(timespec="seconds"),
-                "tables": entries,
-                # Where each run's page is (the SQL page links result rows to it).
-                "run_pages": {run_id: f"runs/{slug(run_id)}.html" for (run_id,) in
-                              con.execute("SELECT run_id FROM runs").fetchall()}}
-    return manifest, written
 
 
 def _records(text: bytes) -> Iterator[bytes]:
@@ -109,12 +56,10 @@ def _records(text: bytes) -> Iterator[bytes]:
             pending, quotes = [], 0
 
 
-def _partitioned(con: duckdb.DuckDBPyConnection, query: str, folder: Path,
-                 names: Iterable[tuple[str, Path]]) -> None:
-    """COPY `query` (its first column `part`, a slug, which it is ordered by first) as one CSV
-    per part without that column: (part, path) pairs; a part without rows gets the header.
-    One ordered COPY split here, because DuckDB's PARTITION_BY writes a part's rows in an order
-    of its own (not the query's, and not the same from one build to the next)."""
+def _csv_parts(con: duckdb.DuckDBPyConnection, query: str, folder: Path
+               ) -> tuple[bytes, dict[bytes, list[bytes]]]:
+    """COPY `query` (its first column `part`, a slug, which it is ordered by first) as CSV:
+    (the header without that column, part → its rows without it, in the query's order)."""
     whole = folder / ".parts.csv"
     folder.mkdir(parents=True, exist_ok=True)
     con.execute(f"COPY ({query}) TO {sql_text(str(whole))} (FORMAT csv, HEADER)")
@@ -125,6 +70,16 @@ def _partitioned(con: duckdb.DuckDBPyConnection, query: str, folder: Path,
     for record in records:
         part, row = record.split(b",", 1)  # a slug never needs quoting
         rows.setdefault(part, []).append(row)
+    return header, rows
+
+
+def _partitioned(con: duckdb.DuckDBPyConnection, query: str, folder: Path,
+                 names: Iterable[tuple[str, Path]]) -> None:
+    """COPY `query` (its first column `part`, a slug, which it is ordered by first) as one CSV
+    per part without that column: (part, path) pairs; a part without rows gets the header.
+    One ordered COPY split here, because DuckDB's PARTITION_BY writes a part's rows in an order
+    of its own (not the query's, and not the same from one build to the next)."""
+    header, rows = _csv_parts(con, query, folder)
     for part, path in names:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"\n".join([header, *rows.get(part.encode(), ()), b""]))
@@ -141,32 +96,30 @@ def _register_slugs(con: duckdb.DuckDBPyConnection, name: str, column: str,
 
 
 def _metric_columns(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, str]:
-    """tm_metrics: the metrics of `run_ids`' invocations; returns metric name → its column in
-    the CSV files (one per name any of these runs measured)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE tm_runs AS SELECT unnest(?::VARCHAR[]) AS run_id",
-                [run_ids])
-    con.execute("""CREATE OR REPLACE TEMP TABLE tm_metrics AS
-                   SELECT m.invocation_id, m.name, m.value, i.run_id, i.series_key FROM metrics m
-                   JOIN invocations i USING (invocation_id) JOIN tm_runs USING (run_id)""")
+    """Metric name → its column in the CSV files: one per name any of `run_ids`' invocations
+    measured."""
     taken = {c.lower() for (c,) in con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'invocations'")
         .fetchall()} | set(_CSV_NAMES)
     return {n: metric_column(n, taken) for (n,) in con.execute(
-        "SELECT DISTINCT name FROM tm_metrics ORDER BY name").fetchall()}
+        """SELECT DISTINCT name FROM metrics WHERE invocation_id IN
+           (SELECT invocation_id FROM invocations WHERE run_id IN (SELECT unnest(?::VARCHAR[])))
+           ORDER BY name""", [run_ids]).fetchall()}
 
 
 def _invocations_wide(con: duckdb.DuckDBPyConnection, columns: dict[str, str],
-                      runs: list[str], series: list[str]) -> str:
-    """tm_wide: the invocations of tm_runs that are of `runs` or of `series`, with every metric
-    they have, one column per name (`columns`); returns those columns for a SELECT list."""
+                      runs: list[str]) -> str:
+    """tm_wide: the invocations of `runs` with every metric they have, one column per name
+    (`columns`); returns those columns for a SELECT list."""
     pivot = "".join(f", max(value) FILTER (WHERE name = {sql_text(n)}) AS {c}"
                     for n, c in columns.items())
-    wanted = "(run_id IN (SELECT unnest(?::VARCHAR[])) OR series_key IN (SELECT unnest(?::VARCHAR[])))"
+    con.execute("CREATE OR REPLACE TEMP TABLE tm_wide_runs AS SELECT unnest(?::VARCHAR[]) AS "
+                "run_id", [runs])
     con.execute(f"""CREATE OR REPLACE TEMP TABLE tm_wide AS
-        SELECT i.*, w.* EXCLUDE (invocation_id) FROM invocations i JOIN tm_runs USING (run_id)
-        LEFT JOIN (SELECT invocation_id{pivot} FROM tm_metrics WHERE {wanted}
-                   GROUP BY invocation_id) w USING (invocation_id)
-        WHERE {wanted}""", [runs, series, runs, series])
+        SELECT i.*, w.* EXCLUDE (invocation_id) FROM invocations i JOIN tm_wide_runs USING (run_id)
+        LEFT JOIN (SELECT m.invocation_id{pivot} FROM metrics m
+                   JOIN invocations USING (invocation_id) JOIN tm_wide_runs USING (run_id)
+                   GROUP BY m.invocation_id) w USING (invocation_id)""")
     return "".join(f", w.{c}" for c in columns.values())
 
 
@@ -192,24 +145,43 @@ def _invocation_csv(con: duckdb.DuckDBPyConnection, staging: Path, run_ids: list
     return files
 
 
-def _series_csv(con: duckdb.DuckDBPyConnection, staging: Path, keys: list[str],
-                metrics: str) -> dict[str, Path]:
-    """staging/<series>.csv: every measured (and callgrind) repetition of each series in the
-    runs of tm_runs, one row each with every metric, linked to its row on its run page; a
-    failure is a row without metrics. Returns series key → file."""
-    slugs = _register_slugs(con, "tm_series_parts", "series_key", keys)
-    _register_slugs(con, "tm_run_pages", "run_id",
-                    [r for (r,) in con.execute("SELECT run_id FROM tm_runs").fetchall()])
+def _series_rows(con: duckdb.DuckDBPyConnection, staging: Path, keys: list[str],
+                 runs: list[str], metrics: str) -> dict[str, dict[str, Any]]:
+    """Each run's rows of the series CSV files (tm_wide holds its invocations): every measured
+    (and callgrind) repetition, one row each with every metric, linked to its row on its run
+    page; a failure is a row without metrics. Returns run → {"header": the CSV header, "parts":
+    series slug → its rows}, kept per run: a series' file is its runs' rows in run order."""
+    _register_slugs(con, "tm_series_parts", "series_key", keys)
+    pages = _register_slugs(con, "tm_run_pages", "run_id", runs)
     query = f"""
-        SELECT s.part, w.run_id, r.started_at AS run_started_at, r.engine_version, r.label,
-               w.seq, w.phase, w.repetition, w.status{metrics},
+        SELECT p.part || '/' || s.part AS part, w.run_id, r.started_at AS run_started_at,
+               r.engine_version, r.label, w.seq, w.phase, w.repetition, w.status{metrics},
                'runs/' || p.part || '.html#inv-' || lpad(w.seq::VARCHAR, 4, '0') AS run_page
         FROM tm_wide w JOIN tm_series_parts s USING (series_key) JOIN runs r USING (run_id)
         JOIN tm_run_pages p USING (run_id)
         WHERE w.phase IN ('measured', 'callgrind')
-        ORDER BY s.part, r.started_at, w.run_id, w.seq"""
-    files = {key: staging / f"{part}.csv" for key, part in slugs.items()}
-    _partitioned(con, query, staging, [(slugs[key], path) for key, path in files.items()])
+        ORDER BY p.part, s.part, w.seq"""
+    header, rows = _csv_parts(con, query, staging)
+    found: dict[str, dict[str, Any]] = {run: {"header": header, "parts": {}} for run in runs}
+    by_page = {page: run for run, page in pages.items()}
+    for part, lines in rows.items():
+        page, series = part.decode().split("/")
+        found[by_page[page]]["parts"][series] = b"\n".join(lines)
+    return found
+
+
+def _series_csv(staging: Path, keys: list[str], runs: list[str],
+                rows: dict[str, dict[str, Any]]) -> dict[str, Path]:
+    """staging/<series>.csv for each series: its rows of each run of `runs` (`rows`, as
+    _series_rows gives them), in that order. Returns series key → file."""
+    header = rows[runs[0]]["header"]  # the same for every run: it names the columns
+    files = {}
+    for key in keys:
+        part = slug(key)
+        files[key] = staging / f"{part}.csv"
+        files[key].write_bytes(b"\n".join(
+            [header, *(rows[run]["parts"][part] for run in runs if part in rows[run]["parts"]),
+             b""]))
     return files
 
 
@@ -224,35 +196,64 @@ def _series_runs(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return found
 
 
+def _kept(files: KeptFiles, kind: str, keys: dict[str, str]
+          ) -> tuple[dict[str, Path], list[str]]:
+    """(name → its kept file, the names whose file must be written again)."""
+    found = {name: files.reused(f"{kind} {name}", key) for name, key in keys.items()}
+    return ({n: path for n, path in found.items() if path is not None},
+            sorted(n for n, path in found.items() if path is None))
+
+
+def _series_files(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Path,
+                  run_keys: dict[str, str], kept: dict[str, Path],
+                  series_runs: dict[str, list[str]], new_series: list[str], metrics: str
+                  ) -> dict[str, Path]:
+    """The series CSV files of `new_series` (series key → file), put together from each run's
+    rows: `kept` from the last build (run → file) while the run's key is (`run_keys`: its
+    fingerprint and the metric columns), read from tm_wide for the other runs."""
+    rows = {run: pickle.loads(path.read_bytes()) for run, path in kept.items()}
+    made = [run for run in run_keys if run not in kept]
+    if made:
+        for run, found in _series_rows(con, staging, sorted(series_runs), made, metrics).items():
+            files.new(f"series rows {run}", run_keys[run], ".pkl").write_bytes(
+                pickle.dumps(found, protocol=5))
+            rows[run] = found
+    in_order = [run for (run,) in con.execute(
+        "SELECT run_id FROM runs JOIN tm_runs USING (run_id) ORDER BY started_at, run_id")
+        .fetchall()]
+    return _series_csv(staging, new_series, in_order, rows)
+
+
 def export_csv(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Path,
                csv_runs: list[str], fingerprints: dict[str, str]
                ) -> tuple[dict[str, Path], dict[str, Path]]:
     """The CSV files of `csv_runs` (the newest runs: their pages show every invocation in
     detail): (run → its invocations' file, series key → its file). A file is written again
-    only when a run it holds changed (`fingerprints`), or the metric columns did."""
+    only when a run it holds changed (`fingerprints`), or the metric columns did; a series'
+    file is put together from each run's rows, kept per run, so only changed runs are read."""
     columns = _metric_columns(con, csv_runs)
+    con.execute("CREATE OR REPLACE TEMP TABLE tm_runs AS SELECT unnest(?::VARCHAR[]) AS run_id",
+                [csv_runs])
     series_runs = _series_runs(con)
-
-    def kept(kind: str, names: dict[str, Any]) -> tuple[dict[str, Path], list[str]]:
-        found = {name: files.reused(f"{kind} {name}", key) for name, key in names.items()}
-        return ({n: path for n, path in found.items() if path is not None},
-                sorted(n for n, path in found.items() if path is None))
-
     run_keys = {run: digest(fingerprints[run], columns) for run in csv_runs}
     series_keys = {key: digest([(run, fingerprints[run]) for run in runs], columns)
                    for key, runs in series_runs.items()}
-    run_files, new_runs = kept("invocations", run_keys)
-    series_files, new_series = kept("series", series_keys)
-    if new_runs or new_series:
-        metrics = _invocations_wide(con, columns, new_runs, new_series)
-        staging.mkdir(parents=True, exist_ok=True)
-        for kind, made, keys, into in (
-                ("invocations", _invocation_csv(con, staging, new_runs, metrics), run_keys,
-                 run_files),
-                ("series", _series_csv(con, staging, new_series, metrics), series_keys,
-                 series_files)):
-            for name, path in made.items():
-                into[name] = path.replace(files.new(f"{kind} {name}", keys[name], ".csv"))
+    run_files, new_runs = _kept(files, "invocations", run_keys)
+    series_files, new_series = _kept(files, "series", series_keys)
+    # Each run's rows are kept even when no series file is written, for the next build.
+    kept_rows, rows_runs = _kept(files, "series rows", run_keys)
+    rows_runs = rows_runs if new_series else []
+    if not new_runs and not new_series:
+        return run_files, series_files
+    metrics = _invocations_wide(con, columns, sorted(set(new_runs) | set(rows_runs)))
+    staging.mkdir(parents=True, exist_ok=True)
+    made_runs = _invocation_csv(con, staging, new_runs, metrics) if new_runs else {}
+    for run, path in made_runs.items():
+        run_files[run] = path.replace(files.new(f"invocations {run}", run_keys[run], ".csv"))
+    made_series = _series_files(con, files, staging, run_keys, kept_rows, series_runs,
+                                new_series, metrics) if new_series else {}
+    for key, path in made_series.items():
+        series_files[key] = path.replace(files.new(f"series {key}", series_keys[key], ".csv"))
     return run_files, series_files
 
 
@@ -267,7 +268,7 @@ def export_history(db: Path, files: KeptFiles, staging: Path, csv_runs: list[str
     # other cores' worth of work anyway.
     con.execute("SET threads = 1")
     try:
-        manifest, parquet = export_parquet(con, files, generated)
+        manifest, parquet = export_parquet(con, files, generated, fingerprints)
         run_files, series_files = export_csv(con, files, staging, csv_runs, fingerprints)
     finally:
         con.close()

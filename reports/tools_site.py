@@ -24,6 +24,7 @@ from . import forked, render, slots
 from .compare_pairs import COMPARISON_BUDGET, NEWEST_RUNS
 from .compare_site import FOLDER, write_comparisons
 from .downloads import DATA, export_history
+from .history_parquet import BLOCK_RUNS
 from .run_site import DETAILED_RUN_PAGES, detailed_runs
 from .site_cache import KeptFiles, SiteCache, place
 from .site_reads import Results
@@ -45,7 +46,8 @@ def write_tool_pages(env: jinja2.Environment, docs: Path, gate: GateConf) -> lis
     """compare.md, downloads.md, sql.md; returns their nav entries."""
     render.write_page(env, "compare.md.j2", docs / "compare.md", thresholds=thresholds_text(gate),
                       newest=NEWEST_RUNS, budget=COMPARISON_BUDGET, index=f"{FOLDER}/index.json")
-    render.write_page(env, "downloads.md.j2", docs / "downloads.md", csv_runs=DETAILED_RUN_PAGES)
+    render.write_page(env, "downloads.md.j2", docs / "downloads.md", csv_runs=DETAILED_RUN_PAGES,
+                      block_runs=BLOCK_RUNS)
     render.write_page(env, "sql.md.j2", docs / "sql.md", examples=EXAMPLES,
                       version=package_version(), available=not missing_files())
     return [{"Compare runs": "compare.md"}, {"Downloads": "downloads.md"},
@@ -72,8 +74,10 @@ def _series_rows(points: pd.DataFrame, files: dict[str, str]) -> list[dict[str, 
 
 def _downloads_html(manifest: dict[str, Any], points: pd.DataFrame) -> str:
     for table in manifest["tables"]:
-        table["size"] = _size(table["bytes"])
+        table["size"] = _size(table["bytes"])  # the sum of its files
         table["column_names"] = ", ".join(c["name"] for c in table["columns"])
+        for part in table["files"]:
+            part["size"] = _size(part["bytes"])
     return render.environment().get_template("downloads_files.html.j2").render(
         manifest=manifest, series=_series_rows(points, manifest["series_files"]))
 

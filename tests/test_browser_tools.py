@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from orchestrator.gate import GateConf
+from reports import history_parquet
 from reports.site import build_site
 from reports.sql_page import EXAMPLES
 from tests.e2e import tidemark
@@ -42,7 +43,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  f"cache_dir={CACHE_DIR}")
     tidemark(tmp, "label", "latest~2", "baseline", "--db", str(tmp / "tidemark.duckdb"))
     add_hostile_run(tmp / "tidemark.duckdb")
-    build_site(tmp / "tidemark.duckdb", tmp / "out", GateConf(baseline="label=baseline"))
+    with pytest.MonkeyPatch.context() as patch:  # the metrics in two files, as a long history's
+        patch.setattr(history_parquet, "BLOCK_RUNS", 2)
+        build_site(tmp / "tidemark.duckdb", tmp / "out", GateConf(baseline="label=baseline"))
     return tmp
 
 
@@ -210,6 +213,7 @@ def test_sql_page_queries_the_published_parquet(browser, base_url: str, built: P
     con = duckdb.connect(str(built / "tidemark.duckdb"), read_only=True)
     expected = con.execute(EXAMPLES[0].sql).fetchall()
     stored = con.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    metrics = con.execute("SELECT count(*), sum(value) FROM metrics").fetchone()
     con.close()
     shown = page.evaluate("Array.from(document.querySelectorAll('#tm-sql-result tbody tr'))"
                           ".map(tr => tr.cells[0].textContent)")
@@ -220,6 +224,17 @@ def test_sql_page_queries_the_published_parquet(browser, base_url: str, built: P
     page.wait_for_function("document.querySelector('#tm-sql-result th').textContent === "
                            "'invocations'", timeout=30000)
     assert page.inner_text("#tm-sql-result tbody td") == f"{stored:,}"
+    # The metrics table is a view over its files (one per block of runs): every row, once.
+    page.fill("#tm-sql-query", "SELECT count(*) AS metric_rows, sum(value)::VARCHAR AS total "
+                               "FROM metrics")
+    page.click("#tm-sql-run")
+    page.wait_for_function("document.querySelector('#tm-sql-result th').textContent === "
+                           "'metric_rows'", timeout=30000)
+    cells = page.evaluate("Array.from(document.querySelectorAll('#tm-sql-result tbody td'))"
+                          ".map(td => td.textContent)")
+    assert cells[0] == f"{metrics[0]:,}" and float(cells[1]) == pytest.approx(metrics[1])
+    manifest = json.loads((built / "out" / "site" / "data" / "manifest.json").read_text())
+    assert [len(t["files"]) for t in manifest["tables"] if t["name"] == "metrics"] == [2]
     # Nothing was asked of another host: every request stayed on the site.
     assert errors == []
     page.close()

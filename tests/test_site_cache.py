@@ -131,7 +131,8 @@ def published(out: Path) -> dict[str, str]:
 def tools_outputs(site_dir: Path) -> list[str]:
     """The tools' files a site has: Parquet tables, series and run CSV, compare pairs."""
     return sorted(str(p.relative_to(site_dir)) for pattern in (
-        "data/*.parquet", "data/manifest.json", "data/series/*.csv", "runs/*.csv", "compare/*.json")
+        "data/*.parquet", "data/*/*.parquet", "data/manifest.json", "data/series/*.csv",
+        "runs/*.csv", "compare/*.json")
         for p in site_dir.glob(pattern))
 
 
@@ -257,7 +258,7 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     outputs = tools_outputs(out / "site")
     # Every kind of published file is there (the comparisons below cover them all): the
     # invocations' and results' CSV of the detailed runs, a compact page's tables' CSV.
-    assert {"data/invocations.parquet", "data/metrics.parquet", "data/runs.parquet",
+    assert {"data/invocations.parquet", "data/metrics/metrics-0000.parquet", "data/runs.parquet",
             "data/manifest.json", "compare/index.json", f"runs/{run_id(5)}.invocations.csv",
             f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv"} <= set(outputs)
     assert any(name.startswith("compare/") and "__" in name for name in outputs)
@@ -279,7 +280,7 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     assert files["parquet series"] == first_files["parquet series"]
     assert files[f"invocations {run_id(4)}"] == first_files[f"invocations {run_id(4)}"]
     assert all(files[name] != first_files.get(name) for name in (
-        "parquet runs", "parquet invocations", "parquet metrics", f"invocations {run_id(6)}",
+        "parquet runs", "parquet invocations", "parquet metrics 0", f"invocations {run_id(6)}",
         "series fillrandom-1"))
     after = bodies(out)
     rebuilt = {run for run in after if after[run] != before.get(run)}

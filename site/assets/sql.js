@@ -1,6 +1,6 @@
 /* The SQL page: DuckDB-WASM (served from this site, assets/duckdb/) over the Parquet files
    published with the site (data/manifest.json lists them). Each table becomes a view over its
-   file; results are shown as a table (a row with a run_id links to its run page), a plotly
+   files; results are shown as a table (a row with a run_id links to its run page), a plotly
    chart, and a CSV download. Nothing here decides anything: it runs the reader's SQL. */
 import * as duckdb from "./duckdb/duckdb-browser.mjs";
 
@@ -33,11 +33,14 @@ async function openDatabase() {
   const manifest = await (await fetch(new URL("data/manifest.json", ROOT))).json();
   const connection = await db.connect();
   for (const table of manifest.tables) {
-    await db.registerFileURL(table.file, new URL("data/" + table.file, ROOT).href,
-                             duckdb.DuckDBDataProtocol.HTTP, false);
+    // A table with a row per invocation is in several files (one per block of runs).
+    for (const part of table.files) {
+      await db.registerFileURL(part.file, new URL("data/" + part.file, ROOT).href,
+                               duckdb.DuckDBDataProtocol.HTTP, false);
+    }
     const name = table.name.replace(/"/g, '""');
-    const file = table.file.replace(/'/g, "''");
-    await connection.query(`CREATE VIEW "${name}" AS SELECT * FROM read_parquet('${file}')`);
+    const files = table.files.map((part) => "'" + part.file.replace(/'/g, "''") + "'");
+    await connection.query(`CREATE VIEW "${name}" AS SELECT * FROM read_parquet([${files.join(", ")}])`);
   }
   return [connection, manifest];
 }
