@@ -26,7 +26,8 @@ from .site_cache import SiteCache
 from .site_pages import write_pages
 from .site_reads import read_points, read_results, read_runs
 from .stats_site import start_stats_pages
-from .tools_site import add_table_csv, csv_when_filled, place_tool_data, start_tool_data
+from .tools_site import (add_table_csv, csv_when_filled, place_tool_data, start_comparisons,
+                         start_history_export)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HANDWRITTEN = REPO_ROOT / "site"
@@ -133,11 +134,12 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
     with times.phase("runs"):
         first = read_runs(db, cache, configs.instrumented)
         docs = _fresh_docs(out)
-    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages and
-    # the tools' data in other processes, the points, verdicts and other pages here.
     # Validated once before any fork: the children that draw charts inherit it.
     charts.validated_layout()
+    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages and
+    # the tools' data in other processes, the points, verdicts and other pages here.
     worker = RunPagesWorker(db, docs, config, first, cache)
+    exported = start_history_export(db, out, first.runs, first.fingerprints, cache, generated)
     try:
         with times.phase("points"):
             points = read_points(db, cache, first)
@@ -152,9 +154,8 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
                                       gap_notes)
         with times.phase("read"):
             results = read_results(db, gate, first, points, cache)
-        # Parquet, CSV and precomputed comparisons: in a child until the site is built.
-        tool_data = start_tool_data(db, out, fragments, results, first.fingerprints, cache,
-                                    generated)
+        # The Compare page's precomputed comparisons: in a child until the site is built.
+        compared = start_comparisons(db, out, results)
         with times.phase("pages"):
             config = write_pages(out, docs, fragments, results, configs, stats_nav, generated)
             worker.wait_for_markdown()
@@ -167,7 +168,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         placed = place_run_pages(site, made, cache)
     times.notes.append(f"{made.rebuilt} of {len(made.pages)} run pages rebuilt")
     with times.phase("tool data"):
-        place_tool_data(tool_data, out, site, cache)
+        place_tool_data(exported, compared, out, site, fragments, results.points, cache)
     with times.phase("fill"):
         filled = slots.fill(site, fragments, csv_when_filled(site), processes=2)
     with times.phase("csv, other pages"):

@@ -1,10 +1,11 @@
 """The analysts' tools on the site (wiring): the Compare page, Downloads and the SQL page.
 
-Their data (Parquet files of the whole history, CSV of raw repetitions and invocations, the
-precomputed comparisons) is written in a forked child while the parent writes the pages and
-MkDocs builds them (this machine has 2 cores): the Parquet and CSV files into out/cache (kept
-for the next build, downloads.py), the rest into out/tools/; all go into the built site once
-MkDocs has built it. The CSV of every table is written once the built pages are complete (the
+Their data is written in two forked children while the parent writes the pages and MkDocs
+builds them (this machine has 2 cores): the Parquet files of the whole history and the CSV of
+raw repetitions and invocations as soon as the runs are read (they need only the DB, and the
+other core has nothing else to do yet), into out/cache (kept for the next build,
+downloads.py); the precomputed comparisons once the verdicts are read, into out/tools/. All go
+into the built site once MkDocs has built it. The CSV of every table is written once the built pages are complete (the
 run pages' with their bodies, run_assembly.py).
 """
 from __future__ import annotations
@@ -82,35 +83,44 @@ def _downloads_html(manifest: dict[str, Any], points: pd.DataFrame) -> str:
         manifest=manifest, series=_series_rows(points, manifest["series_files"]))
 
 
-def start_tool_data(db: Path, out: Path, fragments: Path, results: Results,
-                    fingerprints: dict[str, str], cache: SiteCache,
-                    generated: datetime) -> Callable[[], Any]:
-    """Write the tools' data in a forked child; returns the function that waits for it. Its
-    Parquet and CSV files are kept in `cache` and reused while their content is unchanged
-    (`fingerprints`: run id → a hash of all the DB holds about the run, read_cache.py)."""
+def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: dict[str, str],
+                         cache: SiteCache, generated: datetime) -> Callable[[], Any]:
+    """Write the history's Parquet and CSV files in a forked child; returns the function that
+    waits for it and gives (manifest, path in the site → file, the cache's files used). They
+    are kept in `cache` and reused while their content is unchanged (`fingerprints`: run id →
+    a hash of all the DB holds about the run, read_cache.py)."""
     staging = out / STAGING
     shutil.rmtree(staging, ignore_errors=True)
-    csv_runs = sorted(detailed_runs(results.runs))  # the pages that link their invocations' CSV
+    csv_runs = sorted(detailed_runs(runs))  # the pages that link their invocations' CSV
     files = KeptFiles(cache, KIND)
 
-    def work() -> tuple[dict[str, Path], dict[str, Any]]:
+    def work() -> tuple[dict[str, Any], dict[str, Path], dict[str, Any]]:
         manifest, placed = export_history(db, files, staging / ".csv", csv_runs, fingerprints,
                                           generated)
         (staging / DATA).mkdir(parents=True, exist_ok=True)
         (staging / DATA / "manifest.json").write_text(json.dumps(manifest, indent=2),
                                                       encoding="utf-8")
-        slots.save(fragments, "downloads", "files", _downloads_html(manifest, results.points))
-        found = results.verdicts
-        write_comparisons(db, staging, results.runs, results.points, results.gate,
-                          found.baseline.run_id, found.candidate, found)
-        return placed, files.used
+        return manifest, placed, files.used
 
-    return forked.start(work, "tidemark-tool-data")
+    return forked.start(work, "tidemark-history-export")
 
 
-def place_tool_data(wait: Callable[[], Any], out: Path, site: Path, cache: SiteCache) -> None:
-    """Wait for the child's files and put them into the built site, with DuckDB-WASM."""
-    placed, used = wait()
+def start_comparisons(db: Path, out: Path, results: Results) -> Callable[[], Any]:
+    """Write the Compare page's precomputed comparisons in a forked child; returns the
+    function that waits for it."""
+    found = results.verdicts
+    return forked.start(lambda: write_comparisons(
+        db, out / STAGING, results.runs, results.points, results.gate, found.baseline.run_id,
+        found.candidate, found), "tidemark-comparisons")
+
+
+def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], out: Path,
+                    site: Path, fragments: Path, points: pd.DataFrame, cache: SiteCache) -> None:
+    """Wait for the children's files and put them into the built site, with DuckDB-WASM;
+    the Downloads page's list of them into its slot."""
+    manifest, placed, used = exported()
+    compared()
+    slots.save(fragments, "downloads", "files", _downloads_html(manifest, points))
     KeptFiles.keep(cache, KIND, used)
     for target, source in placed.items():
         place(source, site / target)
