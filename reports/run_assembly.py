@@ -22,7 +22,8 @@ import pandas as pd
 from . import forked, render, slots
 from .caveats import with_caveats
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import FOLDER, RunPage, recent_points, run_tables, write_run_pages
+from .run_site import (FOLDER, RunMarkdown, RunPage, fill_table_slots, recent_points, run_tables,
+                       write_run_pages)
 from .site_cache import SiteCache, digest, place
 from .site_reads import RunReads
 from .table_csv import csv_downloads
@@ -45,9 +46,10 @@ def _reusable(pages: list[RunPage], cache: SiteCache) -> dict[str, dict[str, Any
     return found
 
 
-def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[RunPage],
+def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunMarkdown,
                  points: pd.DataFrame, cache: SiteCache, docs_ready: Any) -> Bodies:
     """In the worker: every page's body, made anew where it cannot be reused."""
+    pages = markdown.pages
     reused = _reusable(pages, cache)
     stale = [page for page in pages if page.run_id not in reused]
     tables = run_tables(env, db, stale, points) if stale else {}
@@ -61,7 +63,9 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, pages: list[Ru
     for page in stale + relinked:
         converted = mkdocs.convert(page.src)
         converted.check_shell_ready(page.src)
-        body = slots.fill_page(converted.content, tables.get(page.run_id, {}), page.src)
+        body = fill_table_slots(converted.content, markdown.table_slots(env, page.run_id),
+                                page.src)
+        body = slots.fill_page(body, tables.get(page.run_id, {}), page.src)
         # Its tables' CSV files are made with it (the shell holds no table); the invocations'
         # CSV is the database export's, written for the detailed runs (tools_site.py).
         body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
@@ -102,12 +106,12 @@ class RunPagesWorker:
                 env = render.environment()
                 points = with_caveats(first.runs, recent_points(db, first.runs),
                                       set(first.instrumented))[1]
-                pages = write_run_pages(env, docs, first.runs, points, first.fingerprints,
-                                        first.logs, previous_keys(cache), first.phases,
-                                        first.imported)
+                markdown = write_run_pages(env, docs, first.runs, points, first.fingerprints,
+                                           first.logs, previous_keys(cache), first.phases,
+                                           first.imported)
             finally:
                 self._markdown.set()  # after an error too: the parent hears of it in bodies()
-            return _make_bodies(env, db, config, pages, points, cache, self._docs)
+            return _make_bodies(env, db, config, markdown, points, cache, self._docs)
 
         self._wait = forked.start(work, "tidemark-run-pages")
 

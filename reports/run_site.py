@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import duckdb
 import jinja2
@@ -14,12 +15,15 @@ from markupsafe import Markup
 
 from . import queries, render
 from .caveats import IMPORTED
-from .format import slug
+from .format import Link, slug
+from .html_tables import table_html
 from .page_shell import SHELL, shell_markdown
 from .pages import runs_index
 from .run_page import result_rows, run_page
 from .run_tables import COMPACT_HEADER, HEADER, compact_rows, detailed_rows
 from .site_cache import digest
+from .slots import placeholder
+from .tables import Table
 
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
@@ -75,10 +79,69 @@ def log_files(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, s
     return {run: digest(found) for run, found in facts.items()}
 
 
+class _TableSlots:
+    """A run page's tables as slots (`_table.md.j2` asks `slots.table`): their HTML, the bytes
+    Python-Markdown makes of their Markdown (html_tables.py), is kept here for the page's body.
+    Python-Markdown spent most of a run page's conversion on these tables' cells. A table that
+    links to another page stays Markdown: MkDocs resolves its links (and notes what they
+    resolved to, for `Converted.lookups`)."""
+
+    def __init__(self, markdown_table: Callable[[Table], Markup]):
+        self._markdown_table = markdown_table
+        self.html: dict[str, str] = {}
+
+    def table(self, table: Table) -> Markup:
+        if any(isinstance(value, Link) and not value.href.startswith("#")
+               for row in table.rows for value in row):
+            # The macro's Markdown, less the line end the macro's slot branch adds again.
+            return Markup(self._markdown_table(table).removesuffix("\n"))
+        name = f"table-{len(self.html) + 1}"
+        self.html[name] = table_html(table)
+        return placeholder(name)
+
+
+@dataclass(frozen=True)
+class RunMarkdown:
+    """The run pages' Markdown as written (in the run pages' worker): every page, and what
+    its body needs besides the converted Markdown."""
+
+    pages: list[RunPage]  # every run's page, newest run first
+    contexts: dict[str, dict[str, Any]]  # run id → its page's context
+    written: dict[str, dict[str, str]]  # run id → slot → HTML, of the pages written now
+
+    def table_slots(self, env: jinja2.Environment, run_id: str) -> dict[str, str]:
+        """slot → HTML of the page's tables in slots (a page kept from the last build renders
+        its Markdown again, unwritten, for them)."""
+        if run_id not in self.written:
+            self.written[run_id] = _render_run_page(env, self.contexts[run_id])[1]
+        return self.written[run_id]
+
+
+def _render_run_page(env: jinja2.Environment, page: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """A run page's Markdown and the HTML of its tables in slots. An imported run's page is
+    in the search index, which indexes what its Markdown holds: its tables stay Markdown."""
+    slots = None if page["imported"] else _TableSlots(
+        env.get_template("_table.md.j2").module.table)  # type: ignore[attr-defined]
+    markdown = env.get_template("run.md.j2").render(page=page, slots=slots)
+    return markdown, slots.html if slots is not None else {}
+
+
+def fill_table_slots(content: str, tables: dict[str, str], src: str) -> str:
+    """A converted run page with its tables put into their slots. Python-Markdown ends an HTML
+    block with a line end more than a table: the slot's is dropped with it, so the page is
+    the one its Markdown tables made."""
+    for name, html in tables.items():
+        marker = f"{placeholder(name)}\n"
+        if marker not in content:  # a template lost its placeholder: say so, do not drop HTML
+            raise RuntimeError(f"{src} has no slot {name!r}")
+        content = content.replace(marker, html, 1)
+    return content
+
+
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
                     points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
                     previous: dict[str, str], phases: pd.DataFrame | None = None,
-                    imported: pd.DataFrame | None = None) -> list[RunPage]:
+                    imported: pd.DataFrame | None = None) -> RunMarkdown:
     """runs/index.md, the shell, and runs/<id>.md of every run, newest first; a run page whose
     key is the one in `previous` (run id → key of the last build) keeps last build's file.
     `points`: at least the detailed runs' (`recent_points`); `phases`: at least theirs
@@ -88,11 +151,10 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
     render.write_page(env, "runs.md.j2", folder / "index.md", page=runs_index(runs))
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
     detailed, with_points = detailed_runs(runs), set(points["run_id"])
-    template = env.get_template("run.md.j2")
     # Each run's own rows, split once (a thousand filters of the whole frame are not free).
     phases_of, values_of = (dict(tuple(frame.groupby("run_id"))) if frame is not None else {}
                             for frame in (phases, imported))
-    pages = []
+    pages, contexts, written = [], {}, {}
     for _, run in runs.iterrows():
         run_id = run["run_id"]
         page = run_page(run, has_results=run_id in detailed and run_id in with_points,
@@ -101,14 +163,16 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
         source = folder / f"{slug(run_id)}.md"
         key = digest(page, fingerprints[run_id], logs.get(run_id), run_id in detailed)
         if previous.get(run_id) != key or not source.is_file():
-            source.write_text(template.render(page=page), encoding="utf-8")
+            markdown, written[run_id] = _render_run_page(env, page)
+            source.write_text(markdown, encoding="utf-8")
+        contexts[run_id] = page
         pages.append(RunPage(run_id, f"{FOLDER}/{source.name}", key, run_id in detailed,
                              run.get("source") == IMPORTED))
     current = {Path(page.src).name for page in pages} | set(BUILT_BY_MKDOCS)
     for stale in folder.glob("*.md"):  # removed runs: their links must not resolve any more
         if stale.name not in current:
             stale.unlink()
-    return pages
+    return RunMarkdown(pages, contexts, written)
 
 
 def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:

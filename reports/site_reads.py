@@ -49,6 +49,10 @@ def read_points(db: Path, cache: SiteCache, first: RunReads) -> pd.DataFrame:
     """Every run's points (those of runs unchanged since the last build from its cache), with
     their runs' caveats."""
     con = queries.open_results(db)
+    # One DuckDB thread: the run pages' worker keeps the other core busy meanwhile, and the
+    # points' medians (200,000 groups) cost twice the CPU time in a parallel aggregate, whose
+    # merge also leaves the means' last bits to chance; one thread gives the same every time.
+    con.execute("SET threads = 1")
     try:
         points = read_cache.read_points(con, cache, first.fingerprints)
     finally:

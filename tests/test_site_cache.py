@@ -450,3 +450,35 @@ def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
                               found)
     assert asked and not set(asked) & set(reused) and len(asked) < pairs
     assert not differences(alone, given) and len(list((given / "compare").iterdir())) == pairs + 1
+
+
+def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
+                                                               tmp_path: Path) -> None:
+    """A run page's tables go into its body as HTML slots: the body is the one MkDocs' pipeline
+    makes of the page with its tables in Markdown, byte for byte; a page kept from the last
+    build (converted again when a link target came or went) gets the same slots again."""
+    from reports import render
+    from reports.page_shell import MkDocsPages
+    from reports.site_reads import read_runs
+
+    out = tmp_path / "out"
+    build_site(history, out)
+    env = render.environment()
+    first = read_runs(history, SiteCache(tmp_path / "cache"), set())
+    points = run_site.recent_points(history, first.runs)
+    written = run_site.write_run_pages(env, out / "docs", first.runs, points, first.fingerprints,
+                                       first.logs, {}, first.phases, first.imported)
+    kept = run_site.write_run_pages(env, out / "docs", first.runs, points, first.fingerprints,
+                                    first.logs, {page.run_id: page.key for page in written.pages},
+                                    first.phases, first.imported)
+    assert not kept.written
+    for page in written.pages:  # beside each page: the same page with Markdown tables
+        markdown = env.get_template("run.md.j2").render(page=written.contexts[page.run_id],
+                                                        slots=None)
+        (out / "docs" / page.src.replace(".md", "-tables.md")).write_text(markdown)
+    pages = MkDocsPages(out / "mkdocs.yml")
+    for page in written.pages:
+        tables = kept.table_slots(env, page.run_id)
+        assert tables == written.written[page.run_id] and len(tables) >= 3, page.run_id
+        body = run_site.fill_table_slots(pages.convert(page.src).content, tables, page.src)
+        assert body == pages.convert(page.src.replace(".md", "-tables.md")).content
