@@ -131,6 +131,16 @@ def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
     return nav
 
 
+def _write_machines_fleet_reference(env: jinja2.Environment, docs: Path, results: Results,
+                                    configs: Configs) -> tuple[list[Any], dict[str, str],
+                                                               list[Any]]:
+    """The machine pages, the fleet page and the reference pages; their nav entries."""
+    fleet_nav = _write_sections(env, docs, "fleet/index.md",
+                                fleet_page(results.points, results.runs))
+    return (_write_machines(env, docs, results), fleet_nav,
+            _write_reference(env, docs, results, configs))
+
+
 def header_facts(runs: pd.DataFrame, generated: datetime) -> dict[str, str]:
     """What every page's header says: when the site was generated, and its newest run."""
     return {"generated": generated.strftime("%Y-%m-%d %H:%M UTC"),
@@ -148,15 +158,16 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
     analysis_nav = forked.start(lambda: _write_analysis(render.environment(slots_under), docs,
                                                         results),
                                 "tidemark-analysis-pages")
+    # And the machine, fleet and reference pages in a third: this process has the verdicts'
+    # pages, and the Markdown is done when the slowest of the three is.
+    machines_nav = forked.start(lambda: _write_machines_fleet_reference(
+        render.environment(slots_under), docs, results, configs), "tidemark-machine-pages")
     env = render.environment(slots_under)
     _write_home(env, docs, fragments, results)
     summary_nav = _write_summary(env, docs, results, configs)
     workload_nav = _write_workloads(env, docs, fragments, results, configs)
-    machine_nav = _write_machines(env, docs, results)
-    fleet_nav = _write_sections(env, docs, "fleet/index.md",
-                                fleet_page(results.points, results.runs))
-    reference_nav = _write_reference(env, docs, results, configs)
     tools_nav = write_tool_pages(env, docs, results.gate)
+    machine_nav, fleet_nav, reference_nav = machines_nav()
     nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},
                       {"Analysis": analysis_nav()}]
     if workload_nav:
