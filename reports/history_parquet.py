@@ -92,16 +92,24 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[list[str]]:
 
 def _whole_table(con: duckdb.DuckDBPyConnection, files: KeptFiles, table: str,
                  columns: list[dict[str, str]]) -> Part:
-    """<table>.parquet, written again only when a hash of every row of it changed (a tenth of
-    the cost of writing it)."""
+    """<table>.parquet."""
+    return _part_by_content(con, files, table, columns, f'SELECT * FROM "{table}"',
+                            f"parquet {table}", f"{table}.parquet")
+
+
+def _part_by_content(con: duckdb.DuckDBPyConnection, files: KeptFiles, table: str,
+                     columns: list[dict[str, str]], query: str, name: str,
+                     published: str) -> Part:
+    """`query`'s rows of `table` as the file `published`, written again only when a hash of
+    every row changed (a tenth of the cost of writing them)."""
     rows, content = con.execute(
-        f'SELECT count(*), coalesce(sum(hash(t)), 0) FROM "{table}" t').fetchone()
+        f"SELECT count(*), coalesce(sum(hash(t)), 0) FROM ({query}) t").fetchone()
     key = digest(columns, _PARQUET_COMPRESSION.get(table, _DEFAULT_COMPRESSION), rows, content)
-    path = files.reused(f"parquet {table}", key)
+    path = files.reused(name, key)
     if path is None:
-        path = files.new(f"parquet {table}", key, ".parquet")
-        _copy(con, table, f'SELECT * FROM "{table}"', path)
-    return Part(f"{table}.parquet", path, rows)
+        path = files.new(name, key, ".parquet")
+        _copy(con, table, query, path)
+    return Part(published, path, rows)
 
 
 def _block_contents(con: duckdb.DuckDBPyConnection, table: str,
@@ -166,14 +174,8 @@ def _rows_of_no_run(con: duckdb.DuckDBPyConnection, files: KeptFiles, table: str
     query = f"""SELECT * FROM "{table}" t
                 WHERE NOT EXISTS (SELECT 1 FROM ({_OF_RUNS}) o
                                   WHERE o.invocation_id = t.invocation_id)"""
-    rows, content = con.execute(
-        f"SELECT count(*), coalesce(sum(hash(t)), 0) FROM ({query}) t").fetchone()
-    key = digest(columns, _PARQUET_COMPRESSION.get(table, _DEFAULT_COMPRESSION), rows, content)
-    path = files.reused(f"parquet {table} other", key)
-    if path is None:
-        path = files.new(f"parquet {table} other", key, ".parquet")
-        _copy(con, table, query, path)
-    return Part(f"{table}/{table}-other.parquet", path, rows)
+    return _part_by_content(con, files, table, columns, query, f"parquet {table} other",
+                            f"{table}/{table}-other.parquet")
 
 
 def _per_invocation(columns: list[dict[str, str]]) -> bool:
