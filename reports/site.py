@@ -136,8 +136,9 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes) -> Path:
         docs = _fresh_docs(out)
     # Validated once before any fork: the children that draw charts inherit it.
     charts.validated_layout()
-    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the statistics pages and
-    # the tools' data in other processes, the points, verdicts and other pages here.
+    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the history's export, the
+    # statistics pages and the comparisons in other processes (and some pages: write_pages),
+    # the points, verdicts and the verdicts' pages here.
     worker = RunPagesWorker(db, docs, config, first, cache)
     exported = start_history_export(db, out, first.runs, first.fingerprints, cache, generated)
     try:

@@ -5,8 +5,8 @@ builds them (this machine has 2 cores): the Parquet files of the whole history a
 raw repetitions and invocations as soon as the runs are read (they need only the DB, and the
 other core has nothing else to do yet), into out/cache (kept for the next build,
 downloads.py); the precomputed comparisons once the verdicts are read, into out/tools/. All go
-into the built site once MkDocs has built it. The CSV of every table is written once the built pages are complete (the
-run pages' with their bodies, run_assembly.py).
+into the built site once MkDocs has built it. The CSV of every table is written once the built
+pages are complete (the run pages' with their bodies, run_assembly.py).
 """
 from __future__ import annotations
 
