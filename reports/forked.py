@@ -27,12 +27,16 @@ def start(work: Callable[[], Any], name: str) -> Callable[[], Any]:
     process.start()
     sender.close()  # the child's copy stays open: its death ends recv() with EOFError
 
+    ended: list[tuple[str, Any]] = []  # a second wait gives the first one's outcome again
+
     def wait() -> Any:
-        try:
-            outcome, value = receiver.recv()
-        except EOFError:
-            outcome, value = "error", RuntimeError(f"the process {name} died")
-        process.join()
+        if not ended:
+            try:
+                ended.append(receiver.recv())
+            except EOFError:
+                ended.append(("error", RuntimeError(f"the process {name} died")))
+            process.join()
+        outcome, value = ended[0]
         if outcome != "ok":
             raise value
         return value

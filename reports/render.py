@@ -49,6 +49,7 @@ def write_page(env: jinja2.Environment, template: str, path: Path, **context: An
 
 
 THEME = Path(__file__).resolve().parent / "theme"  # Material overrides (the header's line)
+JINJA_CACHE_HOOK = Path(__file__).resolve().parent / "mkdocs_hooks.py"  # templates kept compiled
 HEADER_SCRIPT = "assets/generated.js"  # the header's facts, written at each build
 
 
@@ -66,7 +67,7 @@ def write_config(out: Path, base_config: Path, nav: list[Any],
               "extra_javascript": scripts, "nav": nav,
               # One page per run is too many for the nav; the runs list links them all.
               "not_in_nav": "/runs/*.md", "theme": {"custom_dir": str(THEME)},
-              "extra": {"tidemark_header": bool(header)}}
+              "extra": {"tidemark_header": bool(header)}, "hooks": [str(JINJA_CACHE_HOOK)]}
     if exclude_docs:
         config["exclude_docs"] = exclude_docs
     path = out / "mkdocs.yml"
