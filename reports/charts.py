@@ -29,16 +29,26 @@ LEGEND_WIDTH = 1000  # px a legend row may use (the content column at 1,400 px, 
 MANY_POINTS = 150  # above this a line has no markers (a thousand markers hide the line)
 
 
-@functools.cache
+_VALIDATED: list[dict[str, Any]] = []  # the shared layout, once validated (or adopted)
+
+
 def validated_layout() -> dict[str, Any]:
     """The shared layout, validated once per process: a chart sets its height and bottom
     margin in a shallow copy (the template, most of it, is shared and never written)."""
-    figure = go.Figure()
-    figure.update_layout(template="simple_white", height=PLOT_HEIGHT, hovermode="closest",
-                         margin=dict(l=70, r=20, t=20, b=60),
-                         legend=dict(orientation="h", yref="container", y=0, yanchor="bottom",
-                                     x=0, xanchor="left"))
-    return figure.to_dict()["layout"]
+    if not _VALIDATED:
+        figure = go.Figure()
+        figure.update_layout(template="simple_white", height=PLOT_HEIGHT, hovermode="closest",
+                             margin=dict(l=70, r=20, t=20, b=60),
+                             legend=dict(orientation="h", yref="container", y=0,
+                                         yanchor="bottom", x=0, xanchor="left"))
+        _VALIDATED.append(figure.to_dict()["layout"])
+    return _VALIDATED[0]
+
+
+def adopt_layout(layout: dict[str, Any]) -> None:
+    """Use a layout `validated_layout` gave earlier with the same code and plotly (a site
+    build keeps it in its cache: validating it costs 0.2 s before the build can fork)."""
+    _VALIDATED[:] = [layout]
 
 
 def legend_rows(labels: list[str], width: int = LEGEND_WIDTH) -> int:

@@ -33,6 +33,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 HANDWRITTEN = REPO_ROOT / "site"
 CONF_DIR = REPO_ROOT / "conf"
 SITE_SPEED = REPO_ROOT / "benchmarks" / "site_speed.json"
+CHART_LAYOUT = "chart-layout"  # the cache's kind for charts.validated_layout()
 
 
 def _fresh_docs(out: Path) -> Path:
@@ -140,8 +141,13 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     with times.phase("runs"):
         first = read_runs(db, cache, configs.instrumented)
         docs = _fresh_docs(out)
-    # Validated once before any fork: the children that draw charts inherit it.
-    charts.validated_layout()
+    # Validated once before any fork (the children that draw charts inherit it), or taken
+    # from the last build: its key is the generator's, which covers the code and plotly.
+    layout = cache.lookup(CHART_LAYOUT, CHART_LAYOUT, CHART_LAYOUT)
+    if layout is None:
+        layout = charts.validated_layout()
+    charts.adopt_layout(layout)
+    cache.store(CHART_LAYOUT, CHART_LAYOUT, CHART_LAYOUT, layout)
     # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the history's export, the
     # statistics pages and the comparisons in other processes (and some pages: write_pages),
     # the points, verdicts and the verdicts' pages here.
