@@ -12,7 +12,8 @@ from .caveats import note_lines
 from .comparisons import SiteVerdicts, sorted_rows
 from .format import Link, built_href, date, latency, num
 from .labels import WITH_WORKLOAD, Labeler, natural_key
-from .pages import machine_line, reproduce_commands, run_href, status_text, workload_href, workload_links
+from .pages import (machine_line, records, reproduce_commands, run_href, status_text,
+                    workload_href, workload_links)
 from .tables import Table, linked, point_href
 from .verdict_words import change_text, sentence, verdict_counts, verdict_css
 from .workload_page import chart_series
@@ -39,8 +40,8 @@ def verdict_section(verdicts: SiteVerdicts, runs: pd.DataFrame, points: pd.DataF
         return section
     report, base = comparison.report, comparison.base
     mine = points[points["run_id"] == cand]
-    by_key = {p["series_key"]: p for p in mine.to_dict("records")}
-    labeler = Labeler.of(mine.to_dict("records"), drop=(), always=WITH_WORKLOAD)
+    by_key = {p["series_key"]: p for p in records(mine)}
+    labeler = Labeler.of(records(mine), drop=(), always=WITH_WORKLOAD)
     for row in sorted_rows(report):
         css = verdict_css(row.comparison.verdict)
         if css not in ("tm-slower", "tm-faster"):
@@ -86,7 +87,7 @@ def spark_cards(points: pd.DataFrame, verdicts: SiteVerdicts) -> list[dict[str, 
     mine = points[points["series_key"].isin(keys)]
     if mine.empty:
         return []
-    labeler = Labeler.of(mine.drop_duplicates("series_key", keep="last").to_dict("records"))
+    labeler = Labeler.of(records(mine.drop_duplicates("series_key", keep="last")))
     rows = {r.series_key: r for r in verdicts.previous.report.rows
             if r.metric == "ops_per_sec"} if verdicts.previous.report is not None else {}
     charts = {s["key"]: s for s in chart_series(mine, labeler, base="")}
@@ -109,12 +110,12 @@ def spark_cards(points: pd.DataFrame, verdicts: SiteVerdicts) -> list[dict[str, 
 def results_table(run_points: pd.DataFrame) -> Table:
     """The newest run's numbers, one row per series (the first RESULT_ROWS); the rest of its
     columns, and of its rows, are on its page."""
-    records = sorted(run_points.to_dict("records"), key=natural_key)[:RESULT_ROWS]
-    labeler = Labeler.of(records)
+    shown = sorted(records(run_points), key=natural_key)[:RESULT_ROWS]
+    labeler = Labeler.of(shown)
     rows = [[Link(p["workload"], workload_href(p["workload"], "")), labeler.label(p),
              linked(p["ops_median"], p, ""), Link(latency(p["p50_median"]), point_href(p, "")),
              Link(latency(p["p99_median"]), point_href(p, "")),
-             Link(f"{p['n_ok']}/{p['n']}", point_href(p, ""))] for p in records]
+             Link(f"{p['n_ok']}/{p['n']}", point_href(p, ""))] for p in shown]
     return Table(("Workload", "Series", "ops/s", "p50 µs", "p99 µs", "ok/n"), rows,
                  (False, False, True, True, True, True))
 

@@ -8,7 +8,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from .format import Link, date, escape_text, signed_pct, slug
-from .pages import delta_pct, run_href, workload_href
+from .pages import delta_pct, records, run_href, workload_href
 from .labels import Labeler
 from .tables import Page, Section, Table, linked, point_href, with_identity
 
@@ -41,15 +41,15 @@ def _series_rows(frame: pd.DataFrame, run_ids: list[str], a: str, b: str) -> lis
     shown = frame[frame["run_id"].isin(run_ids)]
     # Each row's points by position, as first shown: no frame copied per row.
     groups = sorted(shown.groupby(keys, sort=False).indices.values(), key=lambda p: p[0])
-    records = shown.to_dict("records")
-    labeler = Labeler.of([records[p[0]] for p in groups], drop=("workload", "build_variant"))
+    rows_of = records(shown)
+    labeler = Labeler.of([rows_of[p[0]] for p in groups], drop=("workload", "build_variant"))
     for positions in groups:
-        by_run = {records[i]["run_id"]: records[i] for i in positions}
+        by_run = {rows_of[i]["run_id"]: rows_of[i] for i in positions}
         cells = [linked(by_run[r]["ops_median"], by_run[r], "") if r in by_run else None
                  for r in run_ids]
         change = delta_pct(by_run[b]["ops_median"], by_run[a]["ops_median"]) \
             if a != b and a in by_run and b in by_run else None
-        rows.append([labeler.label(records[positions[0]]), *cells,
+        rows.append([labeler.label(rows_of[positions[0]]), *cells,
                      Link(signed_pct(change), point_href(by_run[b], "")) if change is not None else None])
     return sorted(rows, key=lambda r: r[0])
 

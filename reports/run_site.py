@@ -18,7 +18,6 @@ from .caveats import IMPORTED
 from .format import Link, slug
 from .html_tables import table_html
 from .page_shell import SHELL, shell_markdown
-from .pages import runs_index
 from .run_page import result_rows, run_page
 from .run_tables import COMPACT_HEADER, HEADER, compact_rows, detailed_rows
 from .site_cache import digest
@@ -142,13 +141,13 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
                     points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
                     previous: dict[str, str], phases: pd.DataFrame | None = None,
                     imported: pd.DataFrame | None = None) -> RunMarkdown:
-    """runs/index.md, the shell, and runs/<id>.md of every run, newest first; a run page whose
-    key is the one in `previous` (run id → key of the last build) keeps last build's file.
+    """The shell and runs/<id>.md of every run, newest first (runs/index.md is site_pages'); a
+    run page whose key is the one in `previous` (run id → key of the last build) keeps last
+    build's file.
     `points`: at least the detailed runs' (`recent_points`); `phases`: at least theirs
     (`queries.read_phases`); `imported`: every metric of the imported runs."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    render.write_page(env, "runs.md.j2", folder / "index.md", page=runs_index(runs))
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
     detailed, with_points = detailed_runs(runs), set(points["run_id"])
     # Each run's own rows, split once (a thousand filters of the whole frame are not free).

@@ -22,11 +22,12 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .noise_table import noise_table
-from .run_site import exclude_from_mkdocs
+from .pages import runs_index
+from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
 from .site_reads import Results
 from .summary_page import PointLookup, summary_page
 from .sustained_page import sustained_page
-from .tables import Page
+from .tables import Page, Table
 from .tools_site import write_tool_pages
 from .variant_pages import sweeps_page, variants_page
 from .workload_page import workload_page
@@ -62,6 +63,14 @@ def _write_home(env: jinja2.Environment, docs: Path, fragments: Path, results: R
                  for index, card in enumerate(page["cards"])]
         slots.save(fragments, "index", "sparks",
                    env.get_template("index_sparks.html.j2").render(cards=cards))
+
+
+def _write_runs_index(env: jinja2.Environment, docs: Path, runs: pd.DataFrame) -> None:
+    """runs/index.md, every run newest first: its table in a slot (Markdown spent a third of
+    MkDocs' time on this one page of a long history)."""
+    columns, rows = runs_index(runs)
+    render.write_page(env, "runs.md.j2", docs / RUNS_FOLDER / "index.md",
+                      runs=Table(columns, rows, numeric=tuple(c == "ok/n" for c in columns)))
 
 
 def _write_sections(env: jinja2.Environment, docs: Path, name: str, page: Page) -> dict[str, str]:
@@ -164,6 +173,7 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
         render.environment(slots_under), docs, results, configs), "tidemark-machine-pages")
     env = render.environment(slots_under)
     _write_home(env, docs, fragments, results)
+    _write_runs_index(env, docs, results.runs)
     summary_nav = _write_summary(env, docs, results, configs)
     workload_nav = _write_workloads(env, docs, fragments, results, configs)
     tools_nav = write_tool_pages(env, docs, results.gate)

@@ -14,7 +14,7 @@ from .caveats import caveat_warnings, note_lines
 from .comparisons import Comparison, SiteVerdicts, sorted_rows
 from .format import MISSING, Link, date, escape_text, is_missing, num, signed_pct
 from .labels import WITH_WORKLOAD, Labeler
-from .pages import delta_pct, run_href
+from .pages import delta_pct, records, run_href
 from .tables import Page, Section, Table, linked, point_href
 from .verdict_words import (METRIC_NAMES, change_text, mark, sentence, verdict_counts,
                             verdict_css)
@@ -24,7 +24,7 @@ class PointLookup:
 
     def __init__(self, points: pd.DataFrame):
         # Records made in one call: a page reads a few fields of each, many times.
-        self._rows = {(p["run_id"], p["series_key"]): p for p in points.to_dict("records")}
+        self._rows = {(p["run_id"], p["series_key"]): p for p in records(points)}
 
     def get(self, run_id: str, series_key: str) -> Any:
         return self._rows.get((run_id, series_key))

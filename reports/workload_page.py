@@ -16,7 +16,7 @@ from .comparisons import Comparison, sorted_rows
 from .format import (MISSING, Link, anchor, date, latency, nav_title, num, signed_pct,
                      value_text)
 from .labels import Labeler, natural_key
-from .pages import cv_pct, delta_pct, interference_cell, run_href, run_html_href
+from .pages import cv_pct, delta_pct, interference_cell, records, run_href, run_html_href
 from .tables import Table, linked, newest_positions, point_href
 from .verdict_words import change_text, mark, sentence, verdict_css
 
@@ -51,7 +51,7 @@ def latest_table(latest: pd.DataFrame, labeler: Labeler, verdicts: dict[str, Any
     with_interference = "interference_median" in latest and \
         bool(latest["interference_median"].notna().any())
     rows = []
-    for p in sorted(latest.to_dict("records"), key=natural_key):
+    for p in sorted(records(latest), key=natural_key):
         href = point_href(p, "../")
         row = verdicts.get(p["series_key"])
         cv = cv_pct(p["ops_std"], p["ops_mean"])
@@ -76,7 +76,7 @@ def verdict_lines(latest: pd.DataFrame, comparison: Comparison | None,
     """The called changes as sentences, regressions first, each linking to its numbers."""
     if comparison is None or comparison.report is None:
         return []
-    points = {p["series_key"]: p for p in latest.to_dict("records")}
+    points = {p["series_key"]: p for p in records(latest)}
     base = comparison.report.base["run_id"]
     lines = []
     for row in sorted_rows(comparison.report):
@@ -92,7 +92,7 @@ def target_table(results: list[Any], latest: pd.DataFrame, labeler: Labeler,
                  gap_notes: dict[str, str]) -> Table | None:
     """The newest run's targets and bars on this workload's series, with a gap note beside a
     miss (`gap_notes` in the workload config, by metric)."""
-    points = {p["series_key"]: p for p in latest.to_dict("records")}
+    points = {p["series_key"]: p for p in records(latest)}
     rows = []
     for t in results:
         point = points.get(t.series_key)
@@ -118,7 +118,7 @@ def phase_table(phases: pd.DataFrame | None, run_id: str, workload: str) -> Tabl
         return None  # one phase is no breakdown
     rows = [[p["phase"], p["benchmarks"],
              Link(str(int(p["n"])), run_href(run_id, "../") + f"#{anchor(p['first_seq'])}"),
-             num(p["wall_total"], 2), num(p["wall_median"], 3)] for p in mine.to_dict("records")]
+             num(p["wall_total"], 2), num(p["wall_median"], 3)] for p in records(mine)]
     return Table(("Phase", "Benchmarks", "Invocations", "Wall s total", "Wall s median"), rows,
                  (False, False, True, True, True))
 
@@ -131,7 +131,7 @@ def counters_table(latest: pd.DataFrame, labeler: Labeler) -> Table | None:
         return None
     rows = [[labeler.label(p)] + [linked(p[c], p, "../", 1 if c == "cpu_clock_median" else 0)
                                   for c, _ in present]
-            for p in sorted(latest.to_dict("records"), key=natural_key)]
+            for p in sorted(records(latest), key=natural_key)]
     return Table(("Series",) + tuple(title for _, title in present), rows)
 
 
@@ -145,10 +145,10 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
     positions = sorted(needed.groupby("series_key", sort=False).indices.items(),
                        key=lambda item: item[1][0])  # series as first measured
     tails = [p[-(TREND_VALUES + 1):] for _, p in positions]
-    records = needed.iloc[np.concatenate(tails)].to_dict("records") if tails else []
+    rows_of = records(needed.iloc[np.concatenate(tails)]) if tails else []
     ends = np.cumsum([len(t) for t in tails]).tolist()
     for (key, mine), end, tail in zip(positions, ends, tails):
-        values = records[end - len(tail):end]
+        values = rows_of[end - len(tail):end]
         cells: list[Any] = []
         for index in range(len(values) - 1, max(len(values) - 1 - TREND_VALUES, -1), -1):
             p, before = values[index], values[index - 1] if index else None
@@ -165,7 +165,7 @@ def trend_rows(points: pd.DataFrame, labeler: Labeler, newest: dict[str, Any]) -
 
 def trend_table(points: pd.DataFrame, labeler: Labeler | None = None,
                 newest: dict[str, Any] | None = None) -> Table:
-    labeler = labeler or Labeler.of(newest_per_series(points).to_dict("records"))
+    labeler = labeler or Labeler.of(records(newest_per_series(points)))
     columns = ("Series", "Newest", "Previous") + \
         tuple(f"{n}{'rd' if n == 3 else 'th'} newest" for n in range(3, TREND_VALUES + 1))
     return Table(columns + ("Runs",), trend_rows(points, labeler, newest or {}),
@@ -182,7 +182,7 @@ def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFr
     mine = values[(values["workload"] == workload) & ~values["series_key"].isin(with_ops)]
     rows = []
     for (_, metric), group in mine.groupby(["series_key", "metric"], sort=False):
-        values_newest = group.to_dict("records")[::-1][:TREND_VALUES]
+        values_newest = records(group)[::-1][:TREND_VALUES]
         cells = [Link(value_text(v["median"]), run_href(v["run_id"], "../") +
                       f"#{anchor(v['first_seq'])}") for v in values_newest]
         unit = values_newest[0]["unit"]
@@ -245,7 +245,7 @@ def workload_page(workload: str, points: pd.DataFrame,
     mine = points[points["workload"] == workload]
     latest_id = mine["run_id"].iloc[newest_positions(mine, ["workload"])[0]]
     latest = mine[mine["run_id"] == latest_id]
-    labeler = Labeler.of(newest_per_series(mine).to_dict("records"))
+    labeler = Labeler.of(records(newest_per_series(mine)))
     comparison = (comparisons or {}).get(latest_id)
     verdicts = _verdict_rows(comparison)
     run = runs[runs["run_id"] == latest_id].iloc[0] if runs is not None else {}
