@@ -15,7 +15,6 @@ import plotly.offline
 
 from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
-from orchestrator.store.connection import check_database, connect, damage_error, snapshot
 from orchestrator.store.reads import parse_selector
 
 from . import charts, forked, render, slots
@@ -23,6 +22,7 @@ from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
+from .site_snapshot import check_snapshot, take_snapshot
 from .site_pages import write_pages
 from .site_reads import read_points, read_results, read_runs
 from .stats_site import start_stats_pages
@@ -93,16 +93,14 @@ def generation_time() -> datetime:
 
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
-               times: BuildTimes | None = None) -> Path:
+               times: BuildTimes | None = None,
+               taken: Callable[[], Path] | None = None) -> Path:
     """Render every page from `db` into out/docs, build out/site; return out/site/index.html.
-    `gate`: the baseline selector and thresholds the summary and Gate page use."""
+    `gate`: the baseline selector and thresholds the summary and Gate page use; `taken`:
+    waits for a `take_snapshot` already under way (the CLI starts it before it imports this)."""
     times = times or BuildTimes()
     with times.phase("snapshot"):
-        # A consistent copy, taken under a read lock in a moment: a run may go on writing the
-        # DB while the site is built from it (its later reads use the copy, never the DB).
-        if not db.exists():
-            raise UserError(f"no results database at {db}; run 'tidemark run' first or pass --db")
-        copy = snapshot(db, out / "snapshot.duckdb")
+        copy = taken() if taken else take_snapshot(db, out)
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
     # 5 s goal with the other core idle); nothing is built into site/ before it is done.
     checked = forked.start(lambda: check_snapshot(copy, db), "tidemark-db-check")
@@ -115,19 +113,6 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
         gc.unfreeze()
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
-
-
-def check_snapshot(copy: Path, original: Path) -> None:
-    """Every block of the copy read once (1 s for 600,000 invocations): a damaged DB stops the
-    site in one line naming the original file, never a page half built from bad blocks."""
-    try:
-        con = connect(copy, read_only=True)
-    except UserError as error:
-        raise damage_error(original, error) from None
-    try:
-        check_database(con, original)  # its error names the user's file, not our copy of it
-    finally:
-        con.close()
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
