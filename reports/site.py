@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import resource
 import shutil
+import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -104,19 +105,23 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
     # 5 s goal with the other core idle); nothing is built into site/ before it is done.
     checked = forked.start(lambda: check_snapshot(copy, db), "tidemark-db-check")
+    mkdocs = render.start_mkdocs(out / "mkdocs.log")  # it imports meanwhile, then waits
     try:
-        return _build_from(copy, out, gate, times, checked)
+        return _build_from(copy, out, gate, times, checked, mkdocs)
     except Exception:
         checked()  # a damaged DB: its one line, not whatever a read of a bad block raised
         raise
     finally:
+        if mkdocs.poll() is None:  # the build stopped before MkDocs was told to build
+            mkdocs.kill()
+            mkdocs.wait()
         gc.unfreeze()
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
-                checked: Callable[[], None]) -> Path:
+                checked: Callable[[], None], mkdocs: subprocess.Popen) -> Path:
     if gate.baseline:
         parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
     generated = generation_time()
@@ -161,7 +166,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         worker.go_on()
     checked()
     with times.phase("mkdocs"):
-        with render.mkdocs_building(config):
+        with render.mkdocs_building(config, mkdocs):
             made = worker.bodies()
     with times.phase("run pages"):
         placed = place_run_pages(site, made, cache)
