@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from .format import date
+from .pages import records
 
 IMPORTED = "import"  # runs.source of `tidemark import`
 MARK = "⚠"
@@ -36,7 +37,7 @@ def run_caveat(run: Mapping[str, Any], instrumented: set[str]) -> str:
 def with_caveats(runs: pd.DataFrame, points: pd.DataFrame,
                  instrumented: set[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """runs and points with a `caveat` column (per run; '' for a release run)."""
-    caveats = {run["run_id"]: run_caveat(run, instrumented) for run in runs.to_dict("records")}
+    caveats = {run["run_id"]: run_caveat(run, instrumented) for run in records(runs)}
     runs = runs.assign(caveat=runs["run_id"].map(caveats).fillna(""))
     points = points.assign(caveat=points["run_id"].map(caveats).fillna("") if len(points)
                            else pd.Series(dtype=str))
