@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -153,21 +153,44 @@ def verdict(ratio: float, ci: tuple[float, float], p_value: float, better: str,
     return FASTER if improved else SLOWER
 
 
+@dataclass(frozen=True)
+class SampleSummary:
+    """What a comparison measures of two samples alone; the noise and thresholds only judge it."""
+
+    base_median: float
+    cand_median: float
+    ratio: float  # cand_median / base_median
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+
+# (base, candidate) → their SampleSummary, as summarize_samples answers (a cache may stand in).
+Summarizer = Callable[[Sequence[float], Sequence[float]], SampleSummary]
+
+
+def summarize_samples(base: Sequence[float], cand: Sequence[float]) -> SampleSummary:
+    """Medians, ratio, bootstrap CI and U test p-value of two non-empty samples."""
+    b_med, c_med = median(base), median(cand)
+    ratio = c_med / b_med if b_med else float("nan")
+    ci = bootstrap_ratio_ci(base, cand) if b_med else (float("nan"), float("nan"))
+    return SampleSummary(b_med, c_med, ratio, ci[0], ci[1], mann_whitney_p(base, cand))
+
+
 def compare_samples(base: Sequence[float], cand: Sequence[float], better: str,
-                    thresholds: Thresholds = Thresholds(), noise: float = 0.0) -> Comparison:
+                    thresholds: Thresholds = Thresholds(), noise: float = 0.0,
+                    summarize: Summarizer = summarize_samples) -> Comparison:
     """The full comparison of two samples; too few repetitions gives NOT_ENOUGH, never a guess."""
     n1, n2 = len(base), len(cand)
     threshold = effective_threshold(thresholds, noise)
     if n1 == 0 or n2 == 0:
         nan = float("nan")
         return Comparison(n1, n2, nan, nan, nan, nan, nan, nan, threshold, NOT_ENOUGH)
-    b_med, c_med = median(base), median(cand)
-    ratio = c_med / b_med if b_med else float("nan")
-    ci = bootstrap_ratio_ci(base, cand) if b_med else (float("nan"), float("nan"))
-    p = mann_whitney_p(base, cand)
+    s = summarize(base, cand)
     enough = smallest_p(n1, n2) < thresholds.alpha
-    return Comparison(n1, n2, b_med, c_med, ratio, ci[0], ci[1], p, threshold,
-                      verdict(ratio, ci, p, better, threshold, thresholds.alpha, enough))
+    return Comparison(n1, n2, s.base_median, s.cand_median, s.ratio, s.ci_low, s.ci_high,
+                      s.p_value, threshold, verdict(s.ratio, (s.ci_low, s.ci_high), s.p_value,
+                                                    better, threshold, thresholds.alpha, enough))
 
 
 def performance_ratio(ratio: float, better: str) -> float:
