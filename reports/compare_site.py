@@ -13,7 +13,7 @@ import duckdb
 import pandas as pd
 
 from orchestrator import verdicts
-from orchestrator.analysis.compare import Report
+from orchestrator.analysis.compare import Report, summarizing_with
 from orchestrator.gate import GateConf
 from orchestrator.store import connect
 from orchestrator.store.reads import load_coverage, remembering_history
@@ -22,6 +22,8 @@ from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_f
                             pair_payload, run_page)
 from .comparisons import SiteVerdicts, summary_reports
 from .format import date
+from .site_cache import SiteCache
+from .verdict_cache import KeptSummaries
 
 FOLDER = "compare"
 
@@ -48,16 +50,18 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], gate: GateConf,
-              read: SiteVerdicts | None) -> dict[tuple[str, str], Report | Exception]:
+              read: SiteVerdicts | None, summaries: KeptSummaries
+              ) -> dict[tuple[str, str], Report | Exception]:
     """Each pair's report from the analysis core; a pair the site's verdicts already compared
     on the same metrics and thresholds (`read`, from the same snapshot) is not compared again,
-    nor is the history they read scanned again."""
+    nor is the history they read scanned again; `summaries` answers for samples it knows."""
     known = summary_reports(read) if read is not None else {}
     results: dict[tuple[str, str], Report | Exception] = {
         pair: known[pair] for pair in pairs if pair in known}
     todo = [pair for pair in pairs if pair not in known]
     if todo:
-        with remembering_history(con, read.histories if read is not None else ()):
+        with remembering_history(con, read.histories if read is not None else ()), \
+                summarizing_with(summaries):
             results.update(verdicts.compare_pairs(con, todo, gate.summary_metrics,
                                                   gate.thresholds))
     return results
@@ -65,18 +69,26 @@ def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], 
 
 def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame,
                       gate: GateConf, baseline: str | None, summarized: str,
-                      read: SiteVerdicts | None = None) -> int:
+                      read: SiteVerdicts | None = None, cache: Path | None = None) -> int:
     """dest/compare/*.json for the chosen pairs; returns how many pairs were written.
     `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
     the pair the page opens with; `read`: the site's verdicts, read with `gate` from the same
-    DB (what they read and compared is not read again)."""
+    DB (what they read and compared is not read again); `cache`: the build's SiteCache folder,
+    for the samples' summaries of the last build and the next (verdict_cache.py)."""
+    recorded = read.summaries if read is not None else {}
+    kept = SiteCache(cache) if cache is not None else None
+    summaries = (KeptSummaries.of_last_build(kept, recorded) if kept is not None
+                 else KeptSummaries(recorded))
     con = connect(db, read_only=True)
     try:
         plan = choose_pairs(read.coverage if read is not None and read.coverage is not None
                             else load_coverage(con), baseline)
-        results = _verdicts(con, plan.pairs, gate, read)
+        results = _verdicts(con, plan.pairs, gate, read, summaries)
     finally:
         con.close()
+    if kept is not None:
+        summaries.keep(kept, recorded)
+        kept.save()  # this kind only: no other process writes it (verdict_cache.py)
     folder = dest / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     lookup = _points_of(points, {run for pair in plan.pairs for run in pair})

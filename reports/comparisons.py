@@ -12,15 +12,17 @@ from typing import Any, Callable, Iterable
 import duckdb
 
 from orchestrator import verdicts
-from orchestrator.analysis.compare import Report
+from orchestrator.analysis.compare import Report, summarizing_with
 from orchestrator.analysis.decide import GateResult
 from orchestrator.analysis.noise import History
 from orchestrator.analysis.partner import (RunCoverage, gate_partner, previous_comparable,
                                            summarized_run)
-from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER
+from orchestrator.analysis.stats import FASTER, NO_CHANGE, NOT_ENOUGH, SLOWER, SampleSummary
 from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.store import reads
+
+from .verdict_cache import KeptSummaries
 
 # Verdicts in the order the summary lists them.
 VERDICT_ORDER = {SLOWER: 0, FASTER: 1, NO_CHANGE: 2, NOT_ENOUGH: 3}
@@ -63,6 +65,9 @@ class SiteVerdicts:
     # which reads the same snapshot: every run's series (newest first) and the history.
     coverage: list[RunCoverage] | None = None
     histories: tuple[reads.RememberedHistory, ...] = ()
+    # The samples' summaries these verdicts computed, by verdict_cache.summary_key: the Compare
+    # page's child keeps them for the next build.
+    summaries: dict[str, SampleSummary] = field(default_factory=dict)
 
 
 def _compare(con: duckdb.DuckDBPyConnection, base: str | None, cand: str,
@@ -95,8 +100,10 @@ def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: I
         else:
             histories.append((frozenset(keys), frozenset(metrics),
                               read_history(con, keys, metrics)))
-        found = _comparisons(con, conf, latest_runs, coverage)
-    return replace(found, coverage=coverage, histories=tuple(histories))
+        recorded = KeptSummaries()
+        with summarizing_with(recorded):
+            found = _comparisons(con, conf, latest_runs, coverage)
+    return replace(found, coverage=coverage, histories=tuple(histories), summaries=recorded.used)
 
 
 def _comparisons(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: Iterable[str],

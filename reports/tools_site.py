@@ -106,12 +106,13 @@ def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: 
 
 
 def start_comparisons(db: Path, out: Path, results: Results) -> Callable[[], Any]:
-    """Write the Compare page's precomputed comparisons in a forked child; returns the
-    function that waits for it."""
+    """Write the Compare page's precomputed comparisons in a forked child (which keeps the
+    verdicts' sample summaries in out/cache, the build's SiteCache); returns the function that
+    waits for it."""
     found = results.verdicts
     return forked.start(lambda: write_comparisons(
         db, out / STAGING, results.runs, results.points, results.gate, found.baseline.run_id,
-        found.candidate, found), "tidemark-comparisons")
+        found.candidate, found, out / "cache"), "tidemark-comparisons")
 
 
 def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], out: Path,

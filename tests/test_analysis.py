@@ -1,5 +1,6 @@
 """The analysis core on known data (pure): identity, pairing, noise, partner runs, the decision."""
 import math
+import random
 
 import pytest
 
@@ -123,6 +124,24 @@ def test_previous_comparable_covers_the_most_series_not_the_newest_overlap():
     assert previous_comparable(RUNS, "nightly") == "bench2"  # 5 of 16, not the sweep's 1
     assert previous_comparable(RUNS, "bench2") == "bench1"
     assert previous_comparable(RUNS, "micro") is None
+
+
+def _most_shared_by_brute_force(runs, run_id):
+    """The rule of previous_comparable, every earlier run's overlap counted."""
+    me = next(r for r in runs if r.run_id == run_id)
+    scored = [(len(r.series & me.series), (r.started_at, r.run_id), r.run_id) for r in runs
+              if (r.started_at, r.run_id) < (me.started_at, me.run_id) and r.series & me.series]
+    return max(scored)[2] if scored else None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_previous_comparable_skips_only_runs_that_cannot_win(seed):
+    rng = random.Random(seed)
+    runs = [RunCoverage(f"r{i:02d}", rng.randint(0, 6),
+                        frozenset(rng.sample("abcdefgh", rng.randint(0, 8))))
+            for i in range(rng.randint(1, 30))]
+    for run in runs:
+        assert previous_comparable(runs, run.run_id) == _most_shared_by_brute_force(runs, run.run_id)
 
 
 def test_summarized_run_skips_a_newest_run_of_a_new_kind():

@@ -11,8 +11,9 @@ adaptive stopping rule); any other two runs as independent samples (stats: U tes
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from .deterministic import compare_deterministic, is_deterministic
 from .identity import SeriesIdentity
@@ -20,7 +21,8 @@ from .noise import History, Noise, series_noise
 from .paired import UNPAIRED, Design, compare_paired, pair_rounds
 from .pairing import pair_series
 from .sequential import compare_sequential
-from .stats import Comparison, Thresholds, compare_samples, geometric_mean, performance_ratio
+from .stats import (Comparison, Summarizer, Thresholds, compare_samples, geometric_mean,
+                    performance_ratio, summarize_samples)
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,27 @@ def compare_metric(design: Design, base: SeriesSamples, cand: SeriesSamples, met
 
 # Pure (the bootstrap is seeded): the site asks the same pair of samples once for the summary
 # and again for the gate, and the bootstrap and U test are most of a report's time.
-@functools.lru_cache(maxsize=4096)
+_summary = functools.lru_cache(maxsize=4096)(summarize_samples)
+# The summarizers `summarizing_with` blocks put in place, innermost last.
+_SUMMARIZERS: list[Summarizer] = []
+
+
+@contextmanager
+def summarizing_with(summarize: Summarizer) -> Iterator[None]:
+    """Within the block, unpaired comparisons take their samples' summary from `summarize`,
+    which answers as stats.summarize_samples does (the site's: reports/verdict_cache.py, the
+    answers of the last build for the same samples, and a record of what was asked)."""
+    _SUMMARIZERS.append(summarize)
+    try:
+        yield
+    finally:
+        _SUMMARIZERS.pop()
+
+
 def _unpaired(base: tuple[float, ...], cand: tuple[float, ...], better: str,
               thresholds: Thresholds, noise: float) -> Comparison:
-    return compare_samples(base, cand, better, thresholds, noise)
+    return compare_samples(base, cand, better, thresholds, noise,
+                           _SUMMARIZERS[-1] if _SUMMARIZERS else _summary)
 
 
 def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],

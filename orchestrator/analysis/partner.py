@@ -44,13 +44,19 @@ def _order(run: RunCoverage) -> tuple:
 def previous_comparable(runs: Sequence[RunCoverage], run_id: str) -> str | None:
     """The earlier run covering the most of `run_id`'s series (ties: the newest); None if none."""
     me = next(r for r in runs if r.run_id == run_id)
+    mine, most = _order(me), len(me.series)
     best: tuple | None = None
     for other in runs:
-        if _order(other) >= _order(me):
+        order = _order(other)
+        if order >= mine:
+            continue
+        # A run sharing at most as many series as the best, and older, cannot win: its
+        # intersection (most of this loop's time over a long history) is not counted.
+        if best is not None and (min(len(other.series), most), order) < best[:2]:
             continue
         shared = len(other.series & me.series)
-        if shared and (best is None or (shared, _order(other)) > best[:2]):
-            best = (shared, _order(other), other.run_id)
+        if shared and (best is None or (shared, order) > best[:2]):
+            best = (shared, order, other.run_id)
     return best[2] if best else None
 
 

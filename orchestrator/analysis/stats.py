@@ -9,12 +9,14 @@ and the size passes the effective threshold = max(configured minimum effect, k �
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+
+from .mann_whitney import two_sided_p
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -74,22 +76,64 @@ def bootstrap_ratio_ci(base: Sequence[float], cand: Sequence[float], seed: int =
                        resamples: int = BOOTSTRAP_RESAMPLES,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap CI of median(cand) / median(base), each side resampled on its own."""
-    rng = np.random.default_rng(seed)
     b = np.asarray(base, dtype=float)
     c = np.asarray(cand, dtype=float)
-    b_med = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
-    c_med = np.median(rng.choice(c, size=(resamples, c.size), replace=True), axis=1)
-    ratios = c_med / b_med
+    if _plain(b) and _plain(c):
+        counts_b, counts_c = _resample_counts(b.size, c.size, seed, resamples)
+        ratios = _resampled_medians(c, counts_c) / _resampled_medians(b, counts_b)
+    else:  # what the counts below reproduce, for samples they do not cover
+        rng = np.random.default_rng(seed)
+        b_med = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
+        c_med = np.median(rng.choice(c, size=(resamples, c.size), replace=True), axis=1)
+        ratios = c_med / b_med
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(ratios, [tail, 100.0 - tail])
     return float(low), float(high)
+
+
+def _plain(values: np.ndarray) -> bool:
+    """No NaN (np.median's own rule) and no zero (which of 0.0 and -0.0 np.median picks is its
+    partition's business): the samples whose resampled medians _resampled_medians computes."""
+    return bool(values.size) and not np.isnan(values).any() and bool(np.all(values != 0))
+
+
+@functools.lru_cache(maxsize=64)
+def _resample_counts(n_base: int, n_cand: int, seed: int,
+                     resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """How often each position of each side is drawn in each resample: the draws depend on
+    the sizes and the seed only, never on the values (rng.choice picks positions)."""
+    rng = np.random.default_rng(seed)
+    return (_position_counts(rng.choice(np.arange(n_base), size=(resamples, n_base))),
+            _position_counts(rng.choice(np.arange(n_cand), size=(resamples, n_cand))))
+
+
+def _position_counts(positions: np.ndarray) -> np.ndarray:
+    rows, size = positions.shape
+    flat = (positions + np.arange(rows)[:, None] * size).ravel()
+    counts = np.bincount(flat, minlength=rows * size).reshape(rows, size)
+    counts.flags.writeable = False  # shared by every call of these sizes
+    return counts
+
+
+def _resampled_medians(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """np.median of each resample (row of `counts`), bit for bit: the k-th smallest of a
+    resample is the sorted sample's value at the first place where the drawn counts, taken in
+    sorted order and summed, exceed k; an even size averages two of them as np.median does."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    below = np.cumsum(counts[:, order], axis=1)
+    half = values.size // 2
+    upper = ordered[(below <= half).sum(axis=1)]
+    if values.size % 2:
+        return upper
+    return (ordered[(below <= half - 1).sum(axis=1)] + upper) / 2
 
 
 def mann_whitney_p(base: Sequence[float], cand: Sequence[float]) -> float:
     """Two-sided Mann–Whitney U p-value (exact for small samples without ties)."""
     if len(set(base) | set(cand)) == 1:
         return 1.0  # all values equal: no evidence of any difference
-    return float(mannwhitneyu(cand, base, alternative="two-sided").pvalue)
+    return two_sided_p(cand, base)
 
 
 def smallest_p(n1: int, n2: int) -> float:
@@ -109,21 +153,44 @@ def verdict(ratio: float, ci: tuple[float, float], p_value: float, better: str,
     return FASTER if improved else SLOWER
 
 
+@dataclass(frozen=True)
+class SampleSummary:
+    """What a comparison measures of two samples alone; the noise and thresholds only judge it."""
+
+    base_median: float
+    cand_median: float
+    ratio: float  # cand_median / base_median
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+
+# (base, candidate) → their SampleSummary, as summarize_samples answers (a cache may stand in).
+Summarizer = Callable[[Sequence[float], Sequence[float]], SampleSummary]
+
+
+def summarize_samples(base: Sequence[float], cand: Sequence[float]) -> SampleSummary:
+    """Medians, ratio, bootstrap CI and U test p-value of two non-empty samples."""
+    b_med, c_med = median(base), median(cand)
+    ratio = c_med / b_med if b_med else float("nan")
+    ci = bootstrap_ratio_ci(base, cand) if b_med else (float("nan"), float("nan"))
+    return SampleSummary(b_med, c_med, ratio, ci[0], ci[1], mann_whitney_p(base, cand))
+
+
 def compare_samples(base: Sequence[float], cand: Sequence[float], better: str,
-                    thresholds: Thresholds = Thresholds(), noise: float = 0.0) -> Comparison:
+                    thresholds: Thresholds = Thresholds(), noise: float = 0.0,
+                    summarize: Summarizer = summarize_samples) -> Comparison:
     """The full comparison of two samples; too few repetitions gives NOT_ENOUGH, never a guess."""
     n1, n2 = len(base), len(cand)
     threshold = effective_threshold(thresholds, noise)
     if n1 == 0 or n2 == 0:
         nan = float("nan")
         return Comparison(n1, n2, nan, nan, nan, nan, nan, nan, threshold, NOT_ENOUGH)
-    b_med, c_med = median(base), median(cand)
-    ratio = c_med / b_med if b_med else float("nan")
-    ci = bootstrap_ratio_ci(base, cand) if b_med else (float("nan"), float("nan"))
-    p = mann_whitney_p(base, cand)
+    s = summarize(base, cand)
     enough = smallest_p(n1, n2) < thresholds.alpha
-    return Comparison(n1, n2, b_med, c_med, ratio, ci[0], ci[1], p, threshold,
-                      verdict(ratio, ci, p, better, threshold, thresholds.alpha, enough))
+    return Comparison(n1, n2, s.base_median, s.cand_median, s.ratio, s.ci_low, s.ci_high,
+                      s.p_value, threshold, verdict(s.ratio, (s.ci_low, s.ci_high), s.p_value,
+                                                    better, threshold, thresholds.alpha, enough))
 
 
 def performance_ratio(ratio: float, better: str) -> float:
