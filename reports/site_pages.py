@@ -22,6 +22,7 @@ from .gate_page import gate_page
 from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .noise_table import noise_table
+from .point_groups import PointGroups
 from .run_site import exclude_from_mkdocs
 from .site_reads import Results
 from .summary_page import PointLookup, summary_page
@@ -107,14 +108,15 @@ def _write_summary(env: jinja2.Environment, docs: Path, results: Results,
 def _write_analysis(env: jinja2.Environment, docs: Path, results: Results) -> list[Any]:
     """The analysis pages (no verdicts, only points: in a forked child); their nav entries."""
     points = results.points
+    groups = PointGroups(points)  # the identity columns hashed once for four pages
     return [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
-        _write_sections(env, docs, "cache-states.md", cache_states_page(points)),
-        _write_sections(env, docs, "scaling.md", scaling_page(points)),
+        _write_sections(env, docs, "cache-states.md", cache_states_page(points, groups)),
+        _write_sections(env, docs, "scaling.md", scaling_page(points, groups)),
         _write_sections(env, docs, "sustained.md", sustained_page(results.windows,
                                                                  results.intervals)),
-        _write_sections(env, docs, "sweeps.md", sweeps_page(points)),
-        _write_sections(env, docs, "variants.md", variants_page(points)),
+        _write_sections(env, docs, "sweeps.md", sweeps_page(points, groups)),
+        _write_sections(env, docs, "variants.md", variants_page(points, groups)),
     ]
 
 
