@@ -5,7 +5,8 @@ The cache-state, scaling and sweep pages each group the points by the identity c
 80 ms a grouping. `PointGroups` factorizes each column once (and the params once per distinct
 params object), so that a grouping is a few integer passes. Its numbers equal
 `frame.groupby(keys, sort=False, dropna=False).ngroup()` of `tables.with_identity(frame,
-drop_params)`: groups as first seen, a missing value a group of its own.
+drop_params)`: groups as first seen, a missing value a group of its own (`in_key_order`
+renumbers them as groupby(sort=True) does).
 """
 from __future__ import annotations
 
@@ -62,3 +63,23 @@ class PointGroups:
         if packed is None:  # no column to group by: one group
             return np.zeros(len(self.points) if rows is None else len(rows), dtype=np.int64)
         return pd.factorize(packed)[0].astype(np.int64)
+
+    def in_key_order(self, ids: np.ndarray, rows: np.ndarray | None = None,
+                     drop: tuple[str, ...] = (), drop_params: tuple[str, ...] = ()) -> np.ndarray:
+        """`ids` (of `rows`, by the same columns) renumbered in the order of their groups' key
+        values, column by column, a missing value last: as groupby(sort=True) numbers them."""
+        firsts = np.unique(ids, return_index=True)[1]  # one row of each group, by number
+        chosen = firsts if rows is None else rows[firsts]
+        # A key is the same on every row of its group: its groups' values sort as its rows' do.
+        sort_codes = []
+        for column in IDENTITY:
+            if column in drop:
+                continue
+            values = np.array([params_json(self._objects[code], drop_params) for code in
+                               self._object_codes[chosen]], dtype=object) \
+                if column == "params_json" else self.points[column].to_numpy()[chosen]
+            sort_codes.append(pd.factorize(values, sort=True, use_na_sentinel=False)[0])
+        order = np.lexsort(sort_codes[::-1]) if sort_codes else np.arange(len(firsts))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[ids]
