@@ -149,7 +149,9 @@ def fleet_page(points: pd.DataFrame, runs: pd.DataFrame, groups: PointGroups | N
     if points.empty:
         return Page("Fleet", intro, [])
     measured = np.flatnonzero(points["ops_median"].notna().to_numpy())
-    frame = with_machines(points.iloc[measured], runs)
+    # Not a copy of every point when every point is measured (a long history: 150 ms).
+    frame = with_machines(points if len(measured) == len(points) else points.iloc[measured],
+                          runs)
     machines = sorted(frame["machine"].unique())
     groups = groups or PointGroups(points)
     first_seen = groups.ids(measured, drop=SERIES_DROP)
