@@ -111,9 +111,9 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
         fit = Markup("fitted exponent **k = {:.3f}** (ops/s ∝ {}<sup>k</sup>) · previous: "
                      "{}").format(k, param, prev_text)
     text = Markup("Run [{}]({}) · {}").format(escape_text(newest_id), run_href(newest_id, ""), fit)
-    curves = [{"label": f"run {r}", "x": s.sort_values("x")["x"].tolist(),
-               "y": s.sort_values("x")["ops_median"].tolist()}
-              for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")]
+    curves = [{"label": f"run {r}", "x": ordered["x"].tolist(), "y": ordered["ops_median"].tolist()}
+              for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")
+              for ordered in [s.sort_values("x")]]
     first = newest.iloc[0]
     unit = f"{param} ({UNITS[param]})" if param in UNITS else param
     return Section(f"{first['workload']} · {param} · {describe(first, (param,))}", text=text,
@@ -131,9 +131,9 @@ def sweeps_page(points: pd.DataFrame, groups: PointGroups | None = None) -> Page
         if sweeps.empty:
             continue
         exponents = _exponents(sweeps)
+        points_of = dict(iter(sweeps.groupby("group", sort=False)))  # one pass, not one per group
         for group, history in exponents.groupby("group", sort=True):
-            sections.append(sweep_section(param, sweeps[sweeps["group"] == group], history,
-                                          len(sections)))
+            sections.append(sweep_section(param, points_of[group], history, len(sections)))
     intro = Markup(
         "Throughput against a parameter swept within one run (`num` or `value_size`), with "
         "everything else equal. The exponent k is the least-squares slope of log(ops/s) on "
