@@ -16,8 +16,8 @@ from .caveats import caveat_warnings
 from .format import Link, date, escape_text, is_missing, latency, slug
 from .labels import CACHE_ORDER, Labeler
 from .pages import run_href
-from .tables import (Page, Section, Table, describe, group_key, latest_per_group, linked,
-                     newest_positions, point_href, with_identity)
+from .point_groups import PointGroups
+from .tables import Page, Section, Table, describe, linked, newest_positions, point_href
 
 def condition_cell(point: pd.Series | dict[str, Any], base: str) -> Link:
     """'yes (3/3)' or a visible '⚠ NOT MET (1/3)' linking to the invocations."""
@@ -45,11 +45,10 @@ def _cache_rows(group: list[dict[str, Any]], base: str) -> list[list[Any]]:
     return rows
 
 
-def _series_by_workload(latest: pd.DataFrame, keys: list[str]
+def _series_by_workload(latest: pd.DataFrame, series: np.ndarray
                         ) -> dict[str, list[list[dict[str, Any]]]]:
-    """Per workload (sorted): the records of each series (`keys`) in more than one cache state,
-    series as first seen (as groupby(sort=False, dropna=False) orders them)."""
-    series = latest.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    """Per workload (sorted): the records of each series (`series`: each row's, numbered as
+    first seen) in more than one cache state."""
     by_workload: dict[str, dict[int, list[dict[str, Any]]]] = {}
     for code, point in zip(series.tolist(), latest.to_dict("records")):
         if not is_missing(point["workload"]):  # groupby("workload") drops a missing one
@@ -63,16 +62,20 @@ def _cache_states(group: list[dict[str, Any]]) -> int:
     return len({p["cache_state"] for p in group if not is_missing(p["cache_state"])})
 
 
-def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
+def cache_state_sections(points: pd.DataFrame, base: str,
+                         groups: PointGroups | None = None) -> list[Section]:
     """Per workload and data set: the newest point of each cache state of each otherwise-equal
-    series, one table per series (a 100k-key and a 1M-key data set are never one row)."""
+    series, one table per series (a 100k-key and a 1M-key data set are never one row).
+    `groups`: the points' identity, factorized (point_groups)."""
     if points.empty:
         return []
-    frame = with_identity(points)
-    keys = group_key(frame, ("cache_state",))
-    latest = latest_per_group(frame, keys + ["cache_state"])
+    numbered = groups or PointGroups(points)
+    identity = points[["started_at", "run_id"]].assign(identity=numbered.ids())
+    newest = newest_positions(identity, ["identity"])  # of each series and cache state
+    latest = points.iloc[newest]
     sections = []
-    for workload, groups in _series_by_workload(latest, keys).items():
+    series = numbered.ids(newest, drop=("cache_state",))
+    for workload, groups in _series_by_workload(latest, series).items():
         labeler = Labeler.of([g[0] for g in groups], drop=("workload", "cache_state"),
                              always=("threads",))
         for index, group in enumerate(sorted(groups, key=lambda g: labeler.label(g[0]))):
@@ -90,7 +93,7 @@ def cache_state_sections(points: pd.DataFrame, base: str) -> list[Section]:
     return sections
 
 
-def cache_states_page(points: pd.DataFrame) -> Page:
+def cache_states_page(points: pd.DataFrame, groups: PointGroups | None = None) -> Page:
     intro = Markup(
         "The newest run of each cache state, for series that differ only in their cache state, "
         "one table per workload and data set. "
@@ -98,7 +101,7 @@ def cache_states_page(points: pd.DataFrame) -> Page:
         "is the share of the data set's pages in the page cache right before the process "
         "started, and **Condition met** says how many of those invocations stayed within the "
         "state's bound (cold ≤ 5 %, warm and hot ≥ 95 %). See [methodology](methodology.md).")
-    return Page("Cache states", intro, cache_state_sections(points, ""), wide=True,
+    return Page("Cache states", intro, cache_state_sections(points, "", groups), wide=True,
                 empty="No series was measured in more than one cache state yet.")
 
 
@@ -126,24 +129,25 @@ def scaling_rows(group: pd.DataFrame, base: str) -> list[list[Any]]:
     return rows
 
 
-def scaling_groups(points: pd.DataFrame) -> list[pd.DataFrame]:
-    """Per otherwise-equal series: the newest run that measured two or more thread counts."""
+def scaling_groups(points: pd.DataFrame, groups: PointGroups | None = None
+                   ) -> list[pd.DataFrame]:
+    """Per otherwise-equal series: the newest run that measured two or more thread counts.
+    `groups`: the points' identity, factorized (point_groups)."""
     if points.empty:
         return []
-    frame = with_identity(points)
-    group = frame.groupby(group_key(frame, ("threads",)), sort=False, dropna=False).ngroup()
+    series = pd.Series((groups or PointGroups(points)).ids(drop=("threads",)), index=points.index)
     # The points of runs that swept threads in their series, found in one pass: a long history
     # has hundreds of series and few sweeps.
-    thread_counts = frame.groupby([group, frame["run_id"]])["threads"].transform("nunique")
+    thread_counts = points.groupby([series, points["run_id"]])["threads"].transform("nunique")
     swept = (thread_counts >= 2).to_numpy()
-    ids, run_ids, rows = group.to_numpy(), frame["run_id"].to_numpy(), np.flatnonzero(swept)
-    newest = rows[newest_positions(frame[["started_at", "run_id"]].iloc[rows].assign(
+    ids, run_ids, rows = series.to_numpy(), points["run_id"].to_numpy(), np.flatnonzero(swept)
+    newest = rows[newest_positions(points[["started_at", "run_id"]].iloc[rows].assign(
         group=ids[rows]), ["group"])]
     newest_run = dict(zip(ids[newest], run_ids[newest]))  # series → the run of its newest sweep
     chosen = swept & (run_ids == pd.Series(ids).map(newest_run).to_numpy())
-    groups = [series.sort_values(["started_at", "run_id"])  # as the series first appear
-              for _, series in frame[chosen].groupby(group[chosen], sort=True)]
-    return sorted(groups, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
+    sweeps = [mine.sort_values(["started_at", "run_id"])  # as the series first appear
+              for _, mine in points[chosen].groupby(series[chosen], sort=True)]
+    return sorted(sweeps, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
 
 
 def curve(group: pd.DataFrame) -> dict[str, Any]:
@@ -154,10 +158,10 @@ def curve(group: pd.DataFrame) -> dict[str, Any]:
             "run_ids": group["run_id"].tolist()}
 
 
-def scaling_page(points: pd.DataFrame) -> Page:
+def scaling_page(points: pd.DataFrame, groups: PointGroups | None = None) -> Page:
     sections = []
     by_workload: dict[str, list[pd.DataFrame]] = {}
-    for group in scaling_groups(points):
+    for group in scaling_groups(points, groups):
         by_workload.setdefault(group.iloc[0]["workload"], []).append(group)
     for index, (workload, groups) in enumerate(sorted(by_workload.items())):
         tables = [Table(("Threads", "Aggregate ops/s", "Per-thread ops/s", "Efficiency %",

@@ -21,8 +21,8 @@ from .machine_pages import machine_href
 from .workload_page import chart_series
 from .labels import IMPORT_PREFIX, Labeler, machine_text
 from .pages import profile_of, run_href
-from .tables import (Page, Section, Table, describe, group_key, linked, newest_positions,
-                     with_identity)
+from .point_groups import PointGroups
+from .tables import Page, Section, Table, describe, linked, newest_positions
 
 CHARTS_SHOWN = 12  # the series measured on the most machines (then with the most runs)
 
@@ -30,7 +30,7 @@ CHARTS_SHOWN = 12  # the series measured on the most machines (then with the mos
 def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """points + `machine`: the profile name and the fingerprint it measured on."""
     profiles = dict(zip(runs["run_id"], (profile_of(c) for c in runs["config"])))
-    out = with_identity(points)
+    out = points.copy(deep=False)  # a column added, the points' arrays never written into
     # Named once per (run, fingerprint), not once per point.
     pair = out.groupby(["run_id", "machine_fingerprint"], sort=False,
                        dropna=False).ngroup().to_numpy()
@@ -43,10 +43,15 @@ def with_machines(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _series_ids(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-    """Each point's series, numbered in the order of its key (one grouping of the points for
-    the table and the charts, not one sort and one copy per series)."""
-    return frame.groupby(keys, sort=True, dropna=False).ngroup()
+SERIES_DROP = ("machine_fingerprint",)  # a series of the fleet spans machines
+
+
+def _series_ids(frame: pd.DataFrame, groups: PointGroups, rows: np.ndarray,
+                first_seen: np.ndarray) -> pd.Series:
+    """Each point of `frame` (`rows` of the grouped points) by its series, numbered in the
+    order of its key (one grouping of the points for the table and the charts, not one sort
+    and one copy per series)."""
+    return pd.Series(groups.in_key_order(first_seen, rows, drop=SERIES_DROP), index=frame.index)
 
 
 def _last_positions(ids: pd.Series) -> np.ndarray:
@@ -82,10 +87,11 @@ def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
                  (False, False, *[True] * len(machines), True))
 
 
-def _labeler(frame: pd.DataFrame, keys: list[str]) -> Labeler:
-    """Labels of the series (not of machines: a row spans them)."""
-    one_per_series = frame.drop_duplicates(keys).drop(columns=["machine_fingerprint"])
-    return Labeler.of(one_per_series.to_dict("records"))
+def _labeler(frame: pd.DataFrame, first_seen: np.ndarray) -> Labeler:
+    """Labels of the series (not of machines: a row spans them); `first_seen`: each point's
+    series, numbered as first seen."""
+    firsts = np.unique(first_seen, return_index=True)[1]  # the first point of each, in order
+    return Labeler.of(frame.iloc[firsts].drop(columns=["machine_fingerprint"]).to_dict("records"))
 
 
 def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
@@ -131,8 +137,10 @@ def _machines_table(frame: pd.DataFrame, runs: pd.DataFrame) -> Table:
                  rows, (False, True, False, False))
 
 
-def fleet_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
-    """`points` and `runs` as read by reports.queries; links are from fleet/."""
+def fleet_page(points: pd.DataFrame, runs: pd.DataFrame, groups: PointGroups | None = None
+               ) -> Page:
+    """`points` and `runs` as read by reports.queries; links are from fleet/. `groups`: the
+    points' identity, factorized (point_groups)."""
     intro = Markup("The same series measured on each machine profile, side by side: each column "
                    "and each chart line is one machine (profile · hardware fingerprint), never "
                    "several. Numbers are medians of the newest run on that machine and link to the "
@@ -140,10 +148,14 @@ def fleet_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
                    "workload and run pages.")
     if points.empty:
         return Page("Fleet", intro, [])
-    frame = with_machines(points[points["ops_median"].notna()], runs)
+    measured = np.flatnonzero(points["ops_median"].notna().to_numpy())
+    # Not a copy of every point when every point is measured (a long history: 150 ms).
+    frame = with_machines(points if len(measured) == len(points) else points.iloc[measured],
+                          runs)
     machines = sorted(frame["machine"].unique())
-    keys = group_key(frame, ("machine_fingerprint",))
-    labeler, ids = _labeler(frame, keys), _series_ids(frame, keys)
+    groups = groups or PointGroups(points)
+    first_seen = groups.ids(measured, drop=SERIES_DROP)
+    labeler, ids = _labeler(frame, first_seen), _series_ids(frame, groups, measured, first_seen)
     sections = [Section("Machines", tables=[_machines_table(frame, runs)]),
                 Section("Same series on each machine",
                         text=Markup("Median ops/s of the newest run per machine, series measured "

@@ -92,7 +92,7 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
         points, where = _points_read(con, cache, {}, sorted(fingerprints), fingerprints)
     cache.store(POINTS, POINTS, POINTS, {"runs": dict(fingerprints), "where": where,
                                          "files": sorted(set(where.values()))})
-    return queries.decode_json(points)
+    return queries.decode_json(queries.share_equal_texts(points))
 
 
 def _points_read(con: duckdb.DuckDBPyConnection, cache: SiteCache, kept: dict[str, str],

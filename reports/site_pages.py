@@ -23,6 +23,7 @@ from .history_pages import history_page
 from .machine_pages import machine_href, machine_page, machines_index
 from .noise_table import noise_table
 from .pages import runs_index
+from .point_groups import PointGroups
 from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
 from .site_reads import Results
 from .summary_page import PointLookup, summary_page
@@ -113,17 +114,18 @@ def _write_summary(env: jinja2.Environment, docs: Path, results: Results,
     ]
 
 
-def _write_analysis(env: jinja2.Environment, docs: Path, results: Results) -> list[Any]:
+def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
+                    groups: PointGroups) -> list[Any]:
     """The analysis pages (no verdicts, only points: in a forked child); their nav entries."""
     points = results.points
     return [
         _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
-        _write_sections(env, docs, "cache-states.md", cache_states_page(points)),
-        _write_sections(env, docs, "scaling.md", scaling_page(points)),
+        _write_sections(env, docs, "cache-states.md", cache_states_page(points, groups)),
+        _write_sections(env, docs, "scaling.md", scaling_page(points, groups)),
         _write_sections(env, docs, "sustained.md", sustained_page(results.windows,
                                                                  results.intervals)),
-        _write_sections(env, docs, "sweeps.md", sweeps_page(points)),
-        _write_sections(env, docs, "variants.md", variants_page(points)),
+        _write_sections(env, docs, "sweeps.md", sweeps_page(points, groups)),
+        _write_sections(env, docs, "variants.md", variants_page(points, groups)),
     ]
 
 
@@ -141,11 +143,11 @@ def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
 
 
 def _write_machines_fleet_reference(env: jinja2.Environment, docs: Path, results: Results,
-                                    configs: Configs) -> tuple[list[Any], dict[str, str],
-                                                               list[Any]]:
+                                    configs: Configs, groups: PointGroups
+                                    ) -> tuple[list[Any], dict[str, str], list[Any]]:
     """The machine pages, the fleet page and the reference pages; their nav entries."""
     fleet_nav = _write_sections(env, docs, "fleet/index.md",
-                                fleet_page(results.points, results.runs))
+                                fleet_page(results.points, results.runs, groups))
     return (_write_machines(env, docs, results), fleet_nav,
             _write_reference(env, docs, results, configs))
 
@@ -164,13 +166,15 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
     statistics pages (started earlier) and gives their nav entries."""
     # 2 cores: the analysis pages in a forked child, the statistics pages in another.
     slots_under = (docs, fragments)  # tables and charts: HTML in slots, not Markdown
+    groups = PointGroups(results.points)  # the identity columns hashed once, for both children
     analysis_nav = forked.start(lambda: _write_analysis(render.environment(slots_under), docs,
-                                                        results),
+                                                        results, groups),
                                 "tidemark-analysis-pages")
     # And the machine, fleet and reference pages in a third: this process has the verdicts'
     # pages, and the Markdown is done when the slowest of the three is.
     machines_nav = forked.start(lambda: _write_machines_fleet_reference(
-        render.environment(slots_under), docs, results, configs), "tidemark-machine-pages")
+        render.environment(slots_under), docs, results, configs, groups),
+        "tidemark-machine-pages")
     env = render.environment(slots_under)
     _write_home(env, docs, fragments, results)
     _write_runs_index(env, docs, results.runs)

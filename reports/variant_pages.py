@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -11,6 +12,7 @@ from . import charts
 from .format import Link, date, escape_text, is_missing, latency, num
 from .pages import run_href
 from .caveats import caveat_warnings
+from .point_groups import PointGroups
 from .tables import (Page, Section, Table, describe, group_key, linked, per_params, point_href,
                      with_identity)
 
@@ -35,22 +37,38 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pairs) / sxx
 
 
-def _sweeps(points: pd.DataFrame, param: str) -> pd.DataFrame:
+def _with_param(points: pd.DataFrame, param: str, has: Callable[[Any], bool],
+                value: Callable[[Any], Any], column: str, groups: PointGroups
+                ) -> tuple[pd.DataFrame, Callable[[], np.ndarray]]:
+    """The points whose params `has` `param`, with its `value` in `column`, and what numbers
+    their otherwise-equal series (params without `param`), called only when needed."""
+    kept = per_params(points["params"], has).to_numpy(dtype=bool)
+    rows = None if kept.all() else np.flatnonzero(kept)
+    # A shallow copy: a column is added, the points' arrays are never written into.
+    frame = points.copy(deep=False) if rows is None else points.iloc[rows]
+    if len(frame):
+        frame[column] = per_params(frame["params"], value)
+    return frame, lambda: groups.ids(rows, drop_params=(param,))
+
+
+def _sweeps(points: pd.DataFrame, param: str, groups: PointGroups) -> pd.DataFrame:
     """Points of runs that measured ≥ 2 values of `param` with all else equal, keyed by group."""
-    numeric = per_params(points["params"], lambda p: isinstance((p or {}).get(param), (int, float)))
-    frame = with_identity(points if numeric.all() else points[numeric], (param,))
+    frame, series = _with_param(points, param,
+                                lambda p: isinstance((p or {}).get(param), (int, float)),
+                                lambda p: float(p[param]), "x", groups)
     if frame.empty:
         return frame
-    frame["x"] = per_params(frame["params"], lambda p: float(p[param]))
-    return varied_in_run(frame, "x", keep_runs=2)
+    return varied_in_run(frame, "x", keep_runs=2, series=series)
 
 
-def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int) -> pd.DataFrame:
+def varied_in_run(frame: pd.DataFrame, column: str, keep_runs: int,
+                  series: Callable[[], np.ndarray]) -> pd.DataFrame:
     """Rows of (group, run) pairs that measured ≥ 2 values of `column`, the newest `keep_runs`
-    such runs of each group; `group` numbers the otherwise-equal series."""
+    such runs of each group; `group` numbers the otherwise-equal series (`series()`: each
+    row's, as PointGroups.ids numbers them)."""
     if not (frame.groupby("run_id")[column].nunique() >= 2).any():
         return frame.iloc[:0].assign(group=0)  # no run varied it: skip grouping every point
-    group = frame.groupby(group_key(frame, ()), dropna=False, sort=False).ngroup()
+    group = pd.Series(series(), index=frame.index)
     varied = (frame.groupby([group, frame["run_id"]])[column].transform("nunique") >= 2).to_numpy()
     # The (group, run) pairs are chosen on three columns: only their points are copied.
     light = pd.DataFrame({"group": group, "run_id": frame["run_id"],
@@ -93,9 +111,9 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
         fit = Markup("fitted exponent **k = {:.3f}** (ops/s ∝ {}<sup>k</sup>) · previous: "
                      "{}").format(k, param, prev_text)
     text = Markup("Run [{}]({}) · {}").format(escape_text(newest_id), run_href(newest_id, ""), fit)
-    curves = [{"label": f"run {r}", "x": s.sort_values("x")["x"].tolist(),
-               "y": s.sort_values("x")["ops_median"].tolist()}
-              for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")]
+    curves = [{"label": f"run {r}", "x": ordered["x"].tolist(), "y": ordered["ops_median"].tolist()}
+              for r, s in group[group["run_id"].isin(history["run_id"].tail(2))].groupby("run_id")
+              for ordered in [s.sort_values("x")]]
     first = newest.iloc[0]
     unit = f"{param} ({UNITS[param]})" if param in UNITS else param
     return Section(f"{first['workload']} · {param} · {describe(first, (param,))}", text=text,
@@ -104,16 +122,18 @@ def sweep_section(param: str, group: pd.DataFrame, history: pd.DataFrame, index:
                    tables=[Table((unit, "ops/s", "p50 µs", "MB/s"), rows)])
 
 
-def sweeps_page(points: pd.DataFrame) -> Page:
+def sweeps_page(points: pd.DataFrame, groups: PointGroups | None = None) -> Page:
+    """`groups`: the points' identity, factorized (point_groups)."""
     sections: list[Section] = []
+    groups = (groups or PointGroups(points)) if not points.empty else None
     for param in SWEPT:
-        sweeps = _sweeps(points, param) if not points.empty else pd.DataFrame()
+        sweeps = _sweeps(points, param, groups) if groups else pd.DataFrame()
         if sweeps.empty:
             continue
         exponents = _exponents(sweeps)
+        points_of = dict(iter(sweeps.groupby("group", sort=False)))  # one pass, not one per group
         for group, history in exponents.groupby("group", sort=True):
-            sections.append(sweep_section(param, sweeps[sweeps["group"] == group], history,
-                                          len(sections)))
+            sections.append(sweep_section(param, points_of[group], history, len(sections)))
     intro = Markup(
         "Throughput against a parameter swept within one run (`num` or `value_size`), with "
         "everything else equal. The exponent k is the least-squares slope of log(ops/s) on "
@@ -165,15 +185,14 @@ RATIO_COLUMNS = ("Variant", "Run", "ops/s", "p50 µs", "Overhead", "Slowdown rat
 RATIO_ALIGN = (False, False, True, True, True, True, True, True)
 
 
-def param_variant_sections(points: pd.DataFrame) -> list[Section]:
+def param_variant_sections(points: pd.DataFrame, groups: PointGroups) -> list[Section]:
     sections = []
     for param in VARIANT_PARAMS:
-        frame = with_identity(points[per_params(points["params"], lambda p: param in (p or {}))],
-                              (param,))
+        frame, series = _with_param(points, param, lambda p: param in (p or {}),
+                                    lambda p: str(p[param]), param, groups)
         if frame.empty:
             continue
-        frame[param] = per_params(frame["params"], lambda p: str(p[param]))
-        for _, group in varied_in_run(frame, param, keep_runs=1).groupby("group", sort=False):
+        for _, group in varied_in_run(frame, param, 1, series).groupby("group", sort=False):
             first = group.iloc[0]
             sections.append(Section(f"{first['workload']} · {param} · {describe(first, (param,))}",
                                     tables=[Table(RATIO_COLUMNS, ratio_rows(group, param), RATIO_ALIGN)]))
@@ -206,10 +225,13 @@ def across_runs_sections(points: pd.DataFrame, column: str, label: str) -> list[
     return sections
 
 
-def variants_page(points: pd.DataFrame) -> Page:
-    sections = param_variant_sections(points) + across_runs_sections(
-        points, "build_variant", "build variant") + across_runs_sections(
-        points, "runner", "runner") if not points.empty else []
+def variants_page(points: pd.DataFrame, groups: PointGroups | None = None) -> Page:
+    """`groups`: the points' identity, factorized (point_groups)."""
+    sections: list[Section] = []
+    if not points.empty:
+        sections = (param_variant_sections(points, groups or PointGroups(points))
+                    + across_runs_sections(points, "build_variant", "build variant")
+                    + across_runs_sections(points, "runner", "runner"))
     intro = Markup(
         "A against B with everything else equal: a parameter such as compression within one "
         "run, or the build variant (release vs asan/debug) or the runner (host vs docker) "
