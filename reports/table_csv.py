@@ -198,6 +198,14 @@ def csv_downloads(text: str, page: str, database_csv: Callable[[str], bool]
     return "".join(parts), files
 
 
+def passes_over(fragment: bytes) -> bool:
+    """Whether `csv_downloads` leaves `fragment` (a part of a page, as UTF-8) as it is wherever
+    it stands in a page: it holds no table, no heading (which names a table's CSV file) and
+    no download link (a chart: megabytes of JSON that need not be searched for tables)."""
+    marks = (b"<table", b"</table", b"<h", LINK_CLASS.encode())
+    return not any(mark in fragment for mark in marks)
+
+
 def add_csv_downloads(page_file: Path, site: Path, text: str | None = None) -> str:
     """Write each table of one built page (its HTML `text`, else read from the file) as CSV
     beside the page; returns the page's HTML with a download link under each table."""
