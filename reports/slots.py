@@ -15,6 +15,7 @@ from markupsafe import Markup
 from . import forked
 
 _PLACEHOLDER = '<div class="tm-slot" data-slot="{}"></div>'
+_SLOT_TAG = _PLACEHOLDER.split(" data-slot")[0].encode()
 
 
 def placeholder(name: str) -> Markup:
@@ -78,14 +79,25 @@ def _read_parts(parts: list[Path], finish: Finish | None
     end that reading it as text would change, while no other fragment holds a slot either."""
     read = {part.stem: part.read_bytes() for part in parts}
     after = {name: data for name, data in read.items() if finish is not None and
-             b"tm-slot" not in data and b"\r" not in data and finish.passes_over(data)}
+             b"\r" not in data and not has_tag(data, (_SLOT_TAG,)) and finish.passes_over(data)}
     texts = {name: data.decode("utf-8") for name, data in read.items() if name not in after}
-    if any("tm-slot" in text for text in texts.values()):
+    if any(_SLOT_TAG.decode() in text for text in texts.values()):
         after = {}
         texts = {name: data.decode("utf-8") for name, data in read.items()}
     # As `Path.read_text` reads them: universal newlines.
     return {name: text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
             for name, text in texts.items()}, after
+
+
+def has_tag(html: bytes, starts: tuple[bytes, ...]) -> bool:
+    """Whether a tag of `html` begins with one of `starts` (each begins with '<'): one pass
+    for the '<' (a chart's megabytes of JSON hold a handful), not one search per start."""
+    at = html.find(b"<")
+    while at >= 0:
+        if html.startswith(starts, at):
+            return True
+        at = html.find(b"<", at + 1)
+    return False
 
 
 def _fill_bytes(html: bytes, parts: dict[str, bytes], page: object) -> bytes:
