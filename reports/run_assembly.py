@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,15 @@ import pandas as pd
 from . import forked, render, slots
 from .caveats import with_caveats
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import (FOLDER, RunMarkdown, RunPage, fill_table_slots, recent_points, run_tables,
-                       write_run_pages)
+from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, fill_table_slots,
+                       points_of_runs, run_tables, write_run_pages)
 from .site_cache import SiteCache, digest, place
 from .site_reads import RunReads
 from .table_csv import csv_downloads
 
 BODIES = "run-pages"
+SHELLS = "run-page-shell"  # the shell MkDocs built last time, which the next build stages for
+STAGED = "runs-staged"  # out/<this>: the site's runs/ folder, made while MkDocs builds the site
 
 
 def previous_keys(cache: SiteCache) -> dict[str, str]:
@@ -46,19 +50,24 @@ def _reusable(pages: list[RunPage], cache: SiteCache) -> dict[str, dict[str, Any
     return found
 
 
+def _ids(pages: list[RunPage]) -> list[str]:
+    return [page.run_id for page in pages]
+
+
 def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunMarkdown,
-                 points: pd.DataFrame, cache: SiteCache, docs_ready: Any) -> Bodies:
+                 cache: SiteCache, docs_ready: Any) -> Bodies:
     """In the worker: every page's body, made anew where it cannot be reused."""
     pages = markdown.pages
     reused = _reusable(pages, cache)
     stale = [page for page in pages if page.run_id not in reused]
-    tables = run_tables(env, db, stale, points) if stale else {}
+    tables = run_tables(env, db, stale, markdown.contexts.points(_ids(stale))) if stale else {}
     docs_ready.wait()
     mkdocs = MkDocsPages(config)
     relinked = [page for page in pages if page.run_id in reused and
                 not mkdocs.still_valid(reused[page.run_id]["converted"].lookups)]
     if relinked:  # a link target came or went: convert again (the tables are unchanged, but
-        tables.update(run_tables(env, db, relinked, points))  # are not kept between builds)
+        tables.update(run_tables(env, db, relinked,  # are not kept between builds)
+                                 markdown.contexts.points(_ids(relinked))))
     made = {}
     for page in stale + relinked:
         converted = mkdocs.convert(page.src)
@@ -82,7 +91,9 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunM
     # The shell as MkDocs' pipeline makes it, while MkDocs builds it into the site: here,
     # with the pipeline already loaded, rather than loaded again in the parent.
     shell = mkdocs.convert(f"{FOLDER}/{SHELL}.md")
-    return Bodies(pages, {**reused, **made}, len(made), shell)
+    facts = {**reused, **made}
+    return Bodies(pages, facts, len(made), shell,
+                  _stage(config.parent / STAGED, pages, facts, cache))
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,7 @@ class Bodies:
     facts: dict[str, dict[str, Any]]  # run id → its body's facts (reused or new)
     rebuilt: int  # how many were made in this build
     shell: Converted  # the page shell (runs/_shell.md) before the theme's template
+    staged: str | None = None  # the key of the shell the pages were staged for (`_stage`)
 
 
 class RunPagesWorker:
@@ -104,14 +116,13 @@ class RunPagesWorker:
         def work() -> Bodies:
             try:
                 env = render.environment()
-                points = with_caveats(first.runs, recent_points(db, first.runs),
-                                      set(first.instrumented))[1]
-                markdown = write_run_pages(env, docs, first.runs, points, first.fingerprints,
-                                           first.logs, previous_keys(cache), first.phases,
-                                           first.imported)
+                contexts = RunContexts(first.runs, first.phases, first.imported,
+                                       lambda run_ids: _points_of(db, first, run_ids))
+                markdown = write_run_pages(env, docs, first.runs, contexts, first.fingerprints,
+                                           first.logs, previous_keys(cache))
             finally:
                 self._markdown.set()  # after an error too: the parent hears of it in bodies()
-            return _make_bodies(env, db, config, markdown, points, cache, self._docs)
+            return _make_bodies(env, db, config, markdown, cache, self._docs)
 
         self._wait = forked.start(work, "tidemark-run-pages")
 
@@ -127,37 +138,92 @@ class RunPagesWorker:
         return self._wait()
 
 
+def _points_of(db: Path, first: RunReads, run_ids: list[str]) -> pd.DataFrame:
+    """The points of `run_ids`, with their runs' caveats."""
+    runs = first.runs[first.runs["run_id"].isin(run_ids)]
+    return with_caveats(runs, points_of_runs(db, run_ids), set(first.instrumented))[1]
+
+
 def built_path(page: RunPage) -> str:
     """Where a run page is in the built site, from its root."""
     return Path(page.src).with_suffix(".html").as_posix()
 
 
+def _stage(folder: Path, pages: list[RunPage], facts: dict[str, dict[str, Any]],
+           cache: SiteCache) -> str | None:
+    """In the worker, while MkDocs builds the site: every run page, around the shell MkDocs
+    built last time, and its tables' CSV files, linked into `folder`, which becomes the site's
+    runs/ folder at once if MkDocs built that shell again (`place_run_pages`). Returns that
+    shell's key (None: no shell known, nothing staged)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    last = cache.entries(SHELLS).get(SHELLS)
+    if last is None:
+        return None
+    shell = last[1]["shell"]
+    shell_key = digest(shell)  # of the shell itself: the parent stages nothing for another
+    folder.mkdir(parents=True)
+    for page in pages:
+        _link_page(folder, page, facts[page.run_id], shell, shell_key, cache)
+    return shell_key
+
+
+def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: Shell,
+               shell_key: str, cache: SiteCache) -> str:
+    """The run page around `shell` (written into the cache if new) and its CSV files linked
+    into `folder`; returns the name of the page's file in the cache."""
+    name = f"{digest(page_facts['body'], shell_key)}.html"
+    final = cache.file(BODIES, name)
+    if not final.is_file():
+        body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
+        written = final.with_suffix(".tmp")  # never a page cut short under a final name
+        written.write_text(shell.wrap(page_facts["converted"], body), encoding="utf-8")
+        os.replace(written, final)
+    place(final, folder / Path(page.src).with_suffix(".html").name)
+    for csv_name, kept in page_facts["csv"].items():
+        place(cache.file(BODIES, kept), folder / csv_name)
+    return name
+
+
 def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:
     """Every run page into the built site: the shell MkDocs built around each body, and its
-    tables' CSV files; returns the pages placed."""
-    shell_file = site / FOLDER / f"{SHELL}.html"
+    tables' CSV files (staged by the worker when the shell is last build's); returns the pages
+    placed."""
+    folder = site / FOLDER
+    shell_file = folder / f"{SHELL}.html"
     shell = Shell.split(shell_file.read_text(encoding="utf-8"), bodies.shell)
     shell_file.unlink()  # a build artefact, not a page of the site
     shell_key = digest(shell)
+    staged = site.parent / STAGED
+    ready = bodies.staged == shell_key and _into_staged(folder, staged)
+    shutil.rmtree(staged, ignore_errors=True)
     entries, placed = [], set()
     for page in bodies.pages:
         page_facts = bodies.facts[page.run_id]
-        converted: Converted = page_facts["converted"]
-        name = f"{digest(page_facts['body'], shell_key)}.html"
-        final = cache.file(BODIES, name)
-        if not final.is_file():
-            body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
-            final.write_text(shell.wrap(converted, body), encoding="utf-8")
+        name = (f"{digest(page_facts['body'], shell_key)}.html" if ready else
+                _link_page(folder, page, page_facts, shell, shell_key, cache))
         placed.add(site / built_path(page))
-        place(final, site / built_path(page))
-        for csv_name, kept in page_facts["csv"].items():
-            place(cache.file(BODIES, kept), site / FOLDER / csv_name)
         cache.store(BODIES, page.run_id, page.key,
                     {**page_facts, "files": [page_facts["body"], name,
                                              *page_facts["csv"].values()]})
-        entries += converted.search
+        entries += page_facts["converted"].search
+    cache.store(SHELLS, SHELLS, shell_key, {"shell": shell})
     _add_to_search_index(site, entries)
     return placed
+
+
+def _into_staged(folder: Path, staged: Path) -> bool:
+    """MkDocs' files of the runs folder (its list) moved into the staged folder, which then
+    takes the folder's place; False, with nothing moved, where a name is in both."""
+    if not staged.is_dir():
+        return False
+    built = list(folder.iterdir())
+    if any(path.is_dir() or (staged / path.name).exists() for path in built):
+        return False
+    for path in built:
+        os.replace(path, staged / path.name)
+    folder.rmdir()
+    os.replace(staged, folder)
+    return True
 
 
 def _add_to_search_index(site: Path, entries: list[dict[str, Any]]) -> None:

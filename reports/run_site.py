@@ -50,12 +50,15 @@ def detailed_runs(runs: pd.DataFrame) -> set[str]:
     return set(runs["run_id"].head(DETAILED_RUN_PAGES))
 
 
-def recent_points(db: Path, runs: pd.DataFrame) -> pd.DataFrame:
-    """The points of the detailed runs only: their pages' results tables, read by the run
-    pages' worker while the parent reads every run's."""
+def points_of_runs(db: Path, run_ids: list[str]) -> pd.DataFrame:
+    """The points of `run_ids` only: the results tables of the pages written in this build,
+    read by the run pages' worker while the parent reads every run's. A run's points are made
+    of its own rows only, so they are the same whichever runs are read with it."""
     con = queries.open_results(db)
+    # One thread, as the parent's read of the points: the other core is busy meanwhile.
+    con.execute("SET threads = 1")
     try:
-        return queries.read_points(con, sorted(detailed_runs(runs)))
+        return queries.read_points(con, sorted(run_ids))
     finally:
         con.close()
 
@@ -99,20 +102,79 @@ class _TableSlots:
         return placeholder(name)
 
 
+class RunContexts:
+    """Each run page's context (`run_page`), made only for the pages written or rebuilt in this
+    build: a page is keyed on what its context is made of (`inputs`), so an unchanged page
+    costs a hash, not a context. `points_of(run ids)`: those runs' points, with caveats (read
+    once per run, for the results tables of the detailed pages that need them)."""
+
+    def __init__(self, runs: pd.DataFrame, phases: pd.DataFrame | None,
+                 imported: pd.DataFrame | None,
+                 points_of: Callable[[list[str]], pd.DataFrame]):
+        # The rows `DataFrame.iterrows` makes, from one array of the whole frame.
+        self._columns, self._names, self._rows = runs.columns, runs.index, runs.values
+        self._at = {run_id: i for i, run_id in enumerate(runs["run_id"])}
+        self._detailed = detailed_runs(runs)
+        self._phases, self._values = phases, imported
+        # Each run's own rows as records, split once (a filter of the frame per run is not free).
+        self._records = [_records_by_run(frame) for frame in (phases, imported)]
+        self._points_of, self._points = points_of, {}
+        self._made: dict[str, dict[str, Any]] = {}
+
+    def inputs(self, run_id: str) -> tuple[Any, ...]:
+        """Everything the run's context is made of besides its points (which its run's
+        fingerprint covers): its row of the runs, its phases, its imported values."""
+        return (tuple(self._columns), tuple(self._rows[self._at[run_id]]),
+                *(records.get(run_id) for records in self._records))
+
+    def points(self, run_ids: list[str]) -> pd.DataFrame:
+        """The points of the detailed runs of `run_ids` (read once per run)."""
+        wanted = [run for run in run_ids if run in self._detailed]
+        missing = [run for run in wanted if run not in self._points]
+        if missing:
+            found = self._points_of(missing)
+            self._points.update({run: None for run in missing})
+            self._points.update(dict(tuple(found.groupby("run_id"))))
+        frames = [self._points[run] for run in wanted if self._points[run] is not None]
+        return pd.concat(frames) if frames else pd.DataFrame({"run_id": []})
+
+    def of(self, run_id: str) -> dict[str, Any]:
+        if run_id not in self._made:
+            at, detailed = self._at[run_id], run_id in self._detailed
+            run = pd.Series(self._rows[at], index=self._columns, name=self._names[at])
+            has_points = detailed and len(self.points([run_id])) > 0
+            phases, values = (frame[frame["run_id"] == run_id] if frame is not None else None
+                              for frame in (self._phases, self._values))
+            self._made[run_id] = run_page(run, has_results=has_points, compact=not detailed,
+                                          phases=phases, values=values)
+        return self._made[run_id]
+
+
+def _records_by_run(frame: pd.DataFrame | None) -> dict[str, list[tuple[Any, ...]]]:
+    """run id → its rows of `frame` (with the frame's columns first)."""
+    if frame is None:
+        return {}
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    at, columns = frame.columns.get_loc("run_id"), tuple(frame.columns)
+    for row in frame.itertuples(index=False, name=None):
+        found.setdefault(row[at], [columns]).append(row)
+    return found
+
+
 @dataclass(frozen=True)
 class RunMarkdown:
     """The run pages' Markdown as written (in the run pages' worker): every page, and what
     its body needs besides the converted Markdown."""
 
     pages: list[RunPage]  # every run's page, newest run first
-    contexts: dict[str, dict[str, Any]]  # run id → its page's context
+    contexts: RunContexts  # run id → its page's context, made when asked
     written: dict[str, dict[str, str]]  # run id → slot → HTML, of the pages written now
 
     def table_slots(self, env: jinja2.Environment, run_id: str) -> dict[str, str]:
         """slot → HTML of the page's tables in slots (a page kept from the last build renders
         its Markdown again, unwritten, for them)."""
         if run_id not in self.written:
-            self.written[run_id] = _render_run_page(env, self.contexts[run_id])[1]
+            self.written[run_id] = _render_run_page(env, self.contexts.of(run_id))[1]
         return self.written[run_id]
 
 
@@ -138,40 +200,39 @@ def fill_table_slots(content: str, tables: dict[str, str], src: str) -> str:
 
 
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
-                    points: pd.DataFrame, fingerprints: dict[str, str], logs: dict[str, str],
-                    previous: dict[str, str], phases: pd.DataFrame | None = None,
-                    imported: pd.DataFrame | None = None) -> RunMarkdown:
+                    contexts: RunContexts, fingerprints: dict[str, str], logs: dict[str, str],
+                    previous: dict[str, str]) -> RunMarkdown:
     """The shell and runs/<id>.md of every run, newest first (runs/index.md is site_pages'); a
     run page whose key is the one in `previous` (run id → key of the last build) keeps last
     build's file.
-    `points`: at least the detailed runs' (`recent_points`); `phases`: at least theirs
-    (`queries.read_phases`); `imported`: every metric of the imported runs."""
+    A page's key hashes what its context is made of (`contexts`), the run's fingerprint in
+    the DB (its points, so whether it has a results table, and its invocations), its logs."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
-    detailed, with_points = detailed_runs(runs), set(points["run_id"])
-    # Each run's own rows, split once (a thousand filters of the whole frame are not free).
-    phases_of, values_of = (dict(tuple(frame.groupby("run_id"))) if frame is not None else {}
-                            for frame in (phases, imported))
-    pages, contexts, written = [], {}, {}
-    for _, run in runs.iterrows():
-        run_id = run["run_id"]
-        page = run_page(run, has_results=run_id in detailed and run_id in with_points,
-                        compact=run_id not in detailed, phases=phases_of.get(run_id),
-                        values=values_of.get(run_id))
-        source = folder / f"{slug(run_id)}.md"
-        key = digest(page, fingerprints[run_id], logs.get(run_id), run_id in detailed)
-        if previous.get(run_id) != key or not source.is_file():
-            markdown, written[run_id] = _render_run_page(env, page)
-            source.write_text(markdown, encoding="utf-8")
-        contexts[run_id] = page
-        pages.append(RunPage(run_id, f"{FOLDER}/{source.name}", key, run_id in detailed,
-                             run.get("source") == IMPORTED))
+    detailed = detailed_runs(runs)
+    pages = [RunPage(run_id, f"{FOLDER}/{slug(run_id)}.md",
+                     digest(contexts.inputs(run_id), fingerprints[run_id], logs.get(run_id),
+                            run_id in detailed),
+                     run_id in detailed, source == IMPORTED)
+             for run_id, source in zip(runs["run_id"], _sources(runs))]
+    stale = [page for page in pages
+             if previous.get(page.run_id) != page.key or not (docs / page.src).is_file()]
+    contexts.points([page.run_id for page in stale])  # one read for every page written
+    written = {}
+    for page in stale:
+        markdown, written[page.run_id] = _render_run_page(env, contexts.of(page.run_id))
+        (docs / page.src).write_text(markdown, encoding="utf-8")
     current = {Path(page.src).name for page in pages} | set(BUILT_BY_MKDOCS)
-    for stale in folder.glob("*.md"):  # removed runs: their links must not resolve any more
-        if stale.name not in current:
-            stale.unlink()
+    for old in folder.glob("*.md"):  # removed runs: their links must not resolve any more
+        if old.name not in current:
+            old.unlink()
     return RunMarkdown(pages, contexts, written)
+
+
+def _sources(runs: pd.DataFrame) -> list[Any]:
+    """Each run's `source` (run or import), as `run.get("source")` reads it from its row."""
+    return list(runs["source"]) if "source" in runs.columns else [None] * len(runs)
 
 
 def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
@@ -193,6 +254,7 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
     recent = sorted(page.run_id for page in pages if page.detailed)
     older = sorted(page.run_id for page in pages if not page.detailed)
     con = queries.open_results(db)
+    con.execute("SET threads = 1")  # the other core is busy meanwhile (the parent's pages)
     try:
         detail = queries.read_invocations(con, recent) if recent else None
         compact = queries.read_invocations(con, older, detail=False) if older else None

@@ -134,8 +134,15 @@ def _files(facts: Any) -> tuple[str, ...]:
 def place(source: Path, target: Path) -> None:
     """`target` becomes `source`'s content: a hard link (no copy of megabytes of HTML) where
     the file system allows it, else a copy."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.unlink(missing_ok=True)
+    try:  # most targets are new, in a folder that exists: one call (thousands of run pages)
+        os.link(source, target)
+        return
+    except FileExistsError:
+        target.unlink()
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     try:
         os.link(source, target)
     except OSError:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from .downloads import DATA, INVOCATIONS_SUFFIX
+from .slots import has_tag
 
 _TABLE = re.compile(r"<table\b([^>]*)>")
 _ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S)
@@ -37,6 +38,8 @@ _MISSING = "–"
 FROM_DATABASE = {"tm-invocations": INVOCATIONS_SUFFIX}  # table class → the CSV beside its page
 LINK_CLASS = "tm-csv"
 _REPEATED_TABLE_CHARS = 20_000
+# What `csv_downloads` looks at: tables, headings, the download links it wrote.
+_CSV_TAGS = (b"<table", b"</table", b"<h", f'<p class="{LINK_CLASS}"'.encode())
 
 
 def cell_text(cell: str) -> str:
@@ -196,6 +199,13 @@ def csv_downloads(text: str, page: str, database_csv: Callable[[str], bool]
         done = at
     parts.append(text[done:])
     return "".join(parts), files
+
+
+def passes_over(fragment: bytes) -> bool:
+    """Whether `csv_downloads` leaves `fragment` (a part of a page, as UTF-8) as it is wherever
+    it stands in a page: it holds no table, no heading (which names a table's CSV file) and
+    no download link (a chart: megabytes of JSON that need not be searched for tables)."""
+    return not has_tag(fragment, _CSV_TAGS)
 
 
 def add_csv_downloads(page_file: Path, site: Path, text: str | None = None) -> str:

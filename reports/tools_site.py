@@ -30,7 +30,7 @@ from .run_site import DETAILED_RUN_PAGES, detailed_runs
 from .site_cache import KeptFiles, SiteCache, place
 from .site_reads import Results
 from .sql_page import EXAMPLES, copy_bundle, missing_files, package_version
-from .table_csv import add_all_csv_downloads, add_csv_downloads
+from .table_csv import add_all_csv_downloads, add_csv_downloads, passes_over
 from .tables import describe
 
 STAGING = "tools"  # under the build's out folder: the child's files, before the site exists
@@ -136,10 +136,10 @@ def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], ou
     copy_bundle(site)
 
 
-def csv_when_filled(site: Path) -> Callable[[Path, str], str]:
+def csv_when_filled(site: Path) -> slots.Finish:
     """`slots.fill`'s last step: the CSV of each table of a page with slots, while its HTML
-    (megabytes for a run page) is in memory."""
-    return lambda page, html: add_csv_downloads(page, site, html)
+    is in memory (its charts, which hold no table, are put in after it)."""
+    return slots.Finish(lambda page, html: add_csv_downloads(page, site, html), passes_over)
 
 
 def add_table_csv(site: Path, done: set[Path]) -> int:

@@ -231,6 +231,34 @@ def test_slots_fill_built_pages_and_refuse_a_page_without_the_placeholder(tmp_pa
         slots.fill(site, tmp_path / "more")
 
 
+def test_slots_put_in_after_the_csv_step_what_it_passes_over(tmp_path: Path):
+    """A chart fragment (no table, no heading) goes into its page after the CSV step, as its
+    bytes: the pages and CSV files are those of filling every slot before the step."""
+    from reports import slots
+    from reports.table_csv import add_csv_downloads, passes_over
+
+    table = ("<table>\n<thead>\n<tr>\n<th>A</th>\n</tr>\n</thead>\n"
+             "<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>")
+    fragments = tmp_path / "fragments"
+    for name, html in (("table-1", table), ("chart-2", '<div class="tm-chart">{"y":[1,2]}</div>'),
+                       ("chart-3", "<div>line\r\nend</div>"), ("table-4", table)):
+        (fragments / "p").mkdir(parents=True, exist_ok=True)
+        (fragments / "p" / f"{name}.html").write_bytes(html.encode())
+    page = "".join(f"<h2 id=\"h{i}\">H</h2>{slots.placeholder(name)}"
+                   for i, name in enumerate(("chart-2", "table-1", "chart-3", "table-4")))
+    built = {}
+    for how, over in (("after", passes_over), ("before", lambda fragment: False)):
+        site = tmp_path / how
+        site.mkdir()
+        (site / "p.html").write_text(page)
+        slots.fill(site, fragments, slots.Finish(
+            lambda path, html, site=site: add_csv_downloads(path, site, html), over))
+        built[how] = {path.name: path.read_bytes() for path in site.iterdir()}
+    assert built["after"] == built["before"] and len(built["after"]) == 3
+    assert b'{"y":[1,2]}' in built["after"]["p.html"] and b"line\nend" in built["after"]["p.html"]
+    assert passes_over(b'<div>{"y":[1]}</div>') and not passes_over(table.encode())
+
+
 def _history_runs() -> pd.DataFrame:
     return pd.DataFrame([{"run_id": r, "started_at": pd.Timestamp(f"2026-01-0{day} 10:00", tz="UTC"),
                           "engine": "leveldb", "engine_version": "1.23", "build_variant": "release",

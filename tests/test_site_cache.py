@@ -20,6 +20,7 @@ from orchestrator.build import Build
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store, reads
 from reports import history_cache, queries, read_cache, run_site, site, tools_site
+from reports import run_assembly
 from reports.run_assembly import BODIES
 from reports.site import build_site
 from reports.site_cache import SiteCache
@@ -321,6 +322,36 @@ def test_a_new_build_time_rewrites_no_unchanged_run_page(history: Path, tmp_path
     assert "Generated 2026-02-02 09:00 UTC from 7 runs" in header and run_id(6) in header
 
 
+def test_run_pages_staged_for_last_builds_shell_are_used_only_if_mkdocs_built_it_again(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker links the run pages around the shell MkDocs built last time while MkDocs
+    builds the site; the parent takes them only when the shell it built is that one: a shell
+    that changed (here: the one kept is another) gives the pages a build from scratch gives."""
+    from reports.page_shell import Shell
+
+    taken: list[bool] = []
+    into_staged = run_assembly._into_staged
+    monkeypatch.setattr(run_assembly, "_into_staged",
+                        lambda *args: taken.append(into_staged(*args)) or taken[-1])
+    out = tmp_path / "out"
+    build_site(history, out)
+    add_run(history, 6)
+    build_site(history, out)
+    assert taken == [True] and not (out / run_assembly.STAGED).exists()
+    index = out / "cache" / f"{run_assembly.SHELLS}.pkl"
+    stored = pickle.loads(index.read_bytes())
+    (key, facts), = stored["entries"].values()
+    shell = facts["shell"]
+    other = Shell((shell.pieces[0] + "<!-- another theme -->", *shell.pieces[1:]), shell.parts)
+    index.write_bytes(pickle.dumps({**stored, "entries": {
+        run_assembly.SHELLS: (key, {"shell": other})}}))
+    add_run(history, 7)
+    build_site(history, out)
+    build_site(history, tmp_path / "fresh")
+    assert taken == [True] and differences(out / "site", tmp_path / "fresh" / "site") == []
+    assert "another theme" not in (out / "site" / "runs" / f"{run_id(2)}.html").read_text()
+
+
 def test_a_damaged_or_foreign_cache_is_not_trusted(history: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     build_site(history, out)
@@ -465,15 +496,18 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
     build_site(history, out)
     env = render.environment()
     first = read_runs(history, SiteCache(tmp_path / "cache"), set())
-    points = run_site.recent_points(history, first.runs)
-    written = run_site.write_run_pages(env, out / "docs", first.runs, points, first.fingerprints,
-                                       first.logs, {}, first.phases, first.imported)
-    kept = run_site.write_run_pages(env, out / "docs", first.runs, points, first.fingerprints,
-                                    first.logs, {page.run_id: page.key for page in written.pages},
-                                    first.phases, first.imported)
+
+    def contexts() -> run_site.RunContexts:
+        return run_site.RunContexts(first.runs, first.phases, first.imported,
+                                    lambda run_ids: run_site.points_of_runs(history, run_ids))
+
+    written = run_site.write_run_pages(env, out / "docs", first.runs, contexts(),
+                                       first.fingerprints, first.logs, {})
+    kept = run_site.write_run_pages(env, out / "docs", first.runs, contexts(), first.fingerprints,
+                                    first.logs, {page.run_id: page.key for page in written.pages})
     assert not kept.written
     for page in written.pages:  # beside each page: the same page with Markdown tables
-        markdown = env.get_template("run.md.j2").render(page=written.contexts[page.run_id],
+        markdown = env.get_template("run.md.j2").render(page=written.contexts.of(page.run_id),
                                                         slots=None)
         (out / "docs" / page.src.replace(".md", "-tables.md")).write_text(markdown)
     pages = MkDocsPages(out / "mkdocs.yml")
