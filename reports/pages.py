@@ -193,5 +193,5 @@ def runs_index(runs: pd.DataFrame) -> tuple[tuple[str, ...], list[list[Any]]]:
              run["hostname"], run.get("runner") or "host",
              " · ".join([run["label"]] * bool(run["label"]) +
                         [n["text"] for n in run.get("user_notes") or []])]
-            for _, run in runs.iterrows()]
+            for run in records(runs)]
     return RUNS_COLUMNS, rows
