@@ -119,9 +119,12 @@ def mkdocs_building(config: Path, proc: subprocess.Popen | None = None) -> Itera
     log_path = config.with_name("mkdocs.log")
     proc = proc or start_mkdocs(log_path)
     try:
-        assert proc.stdin is not None
-        proc.stdin.write(f"{config.resolve()}\n")
-        proc.stdin.close()
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(f"{config.resolve()}\n")
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # it ended before it was told (a broken install): its log says why, below
         yield
     except BaseException:
         proc.kill()
