@@ -171,6 +171,24 @@ def test_missing_and_empty_databases_are_one_line_user_errors(tmp_path: Path) ->
     assert "\n" not in str(caught.value)
 
 
+def test_a_build_that_stops_early_ends_its_waiting_mkdocs_child(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    from reports import render
+    started: list[subprocess.Popen] = []
+
+    def start(log_path: Path) -> subprocess.Popen:
+        started.append(render_start(log_path))
+        return started[-1]
+
+    render_start = render.start_mkdocs
+    monkeypatch.setattr(render, "start_mkdocs", start)
+    Store(tmp_path / "empty.duckdb").close()
+    with pytest.raises(UserError, match="no runs"):
+        build_site(tmp_path / "empty.duckdb", tmp_path / "out")
+    assert len(started) == 1 and started[0].poll() is not None  # killed, not left waiting
+    assert not (tmp_path / "out" / "site").exists()
+
+
 def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
     config = tmp_path / "mkdocs.yml"
     config.write_text("site_name: x\ntheme:\n  name: no-such-theme\n")
