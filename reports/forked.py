@@ -2,9 +2,14 @@
 cores, and a site build has pages that need nothing from each other."""
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
 import traceback
 from typing import Any, Callable
+
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 
 
 def start(work: Callable[[], Any], name: str) -> Callable[[], Any]:
@@ -23,8 +28,20 @@ def start(work: Callable[[], Any], name: str) -> Callable[[], Any]:
             except Exception:  # noqa: BLE001 - an exception that does not pickle
                 sender.send(("error", RuntimeError(traceback.format_exc())))
 
-    process = context.Process(target=child, name=name, daemon=True)
-    process.start()
+    if multiprocessing.current_process().daemon:
+        # A forked child forking again (multiprocessing refuses a daemon children): a plain
+        # fork, which the kernel kills when its parent ends, as a daemon child would be.
+        pid = os.fork()
+        if pid == 0:
+            receiver.close()
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            child()
+            os._exit(0)
+        join: Callable[[], Any] = lambda: os.waitpid(pid, 0)
+    else:
+        process = context.Process(target=child, name=name, daemon=True)
+        process.start()
+        join = process.join
     sender.close()  # the child's copy stays open: its death ends recv() with EOFError
 
     ended: list[tuple[str, Any]] = []  # a second wait gives the first one's outcome again
@@ -35,7 +52,7 @@ def start(work: Callable[[], Any], name: str) -> Callable[[], Any]:
                 ended.append(receiver.recv())
             except EOFError:
                 ended.append(("error", RuntimeError(f"the process {name} died")))
-            process.join()
+            join()
         outcome, value = ended[0]
         if outcome != "ok":
             raise value

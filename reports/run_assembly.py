@@ -31,6 +31,7 @@ from .site_reads import RunReads
 from .table_csv import csv_downloads
 
 BODIES = "run-pages"
+SHARED_FROM = 40  # bodies to make from which half are made in a second process
 SHELLS = "run-page-shell"  # the shell MkDocs built last time, which the next build stages for
 STAGED = "runs-staged"  # out/<this>: the site's runs/ folder, made while MkDocs builds the site
 
@@ -68,32 +69,57 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunM
     if relinked:  # a link target came or went: convert again (the tables are unchanged, but
         tables.update(run_tables(env, db, relinked,  # are not kept between builds)
                                  markdown.contexts.points(_ids(relinked))))
-    made = {}
-    for page in stale + relinked:
-        converted = mkdocs.convert(page.src)
-        converted.check_shell_ready(page.src)
-        body = fill_table_slots(converted.content, markdown.table_slots(env, page.run_id),
-                                page.src)
-        body = slots.fill_page(body, tables.get(page.run_id, {}), page.src)
-        # Its tables' CSV files are made with it (the shell holds no table); the invocations'
-        # CSV is the database export's, written for the detailed runs (tools_site.py).
-        body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
-        # Named by what the links resolved to as well: a page converted again for a link
-        # target that came or went must not meet last build's file of the same key.
-        stem = digest(page.key, converted.lookups)
-        target = cache.file(BODIES, f"{stem}.html")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(body, encoding="utf-8")
-        for csv_name, text in csv_files.items():
-            cache.file(BODIES, f"{stem}.{csv_name}").write_text(text, encoding="utf-8")
-        made[page.run_id] = {"converted": replace(converted, content=""), "body": target.name,
-                             "csv": {name: f"{stem}.{name}" for name in csv_files}}
+    maker = _BodyMaker(env, mkdocs, markdown, tables, cache)
+    todo = stale + relinked
+    # A full build's thousand bodies are its last work, long after MkDocs' child is done:
+    # half of them in a process of their own, or the other core idles for 5 s of 28.
+    half = todo[:len(todo) // 2] if len(todo) >= SHARED_FROM else []
+    first_half = (forked.start(lambda: maker.make_all(half), "tidemark-run-pages-2") if half
+                  else (lambda: {}))
+    made = maker.make_all(todo[len(half):])
+    made = {**first_half(), **made}
     # The shell as MkDocs' pipeline makes it, while MkDocs builds it into the site: here,
     # with the pipeline already loaded, rather than loaded again in the parent.
     shell = mkdocs.convert(f"{FOLDER}/{SHELL}.md")
     facts = {**reused, **made}
     return Bodies(pages, facts, len(made), shell,
                   _stage(config.parent / STAGED, pages, facts, cache))
+
+
+@dataclass(frozen=True)
+class _BodyMaker:
+    """What makes a run page's body once the docs are ready (in the worker, or a process it
+    forks): MkDocs' pipeline, the pages' Markdown and their tables' HTML."""
+
+    env: jinja2.Environment
+    mkdocs: MkDocsPages
+    markdown: RunMarkdown
+    tables: dict[str, dict[str, str]]
+    cache: SiteCache
+
+    def make_all(self, pages: list[RunPage]) -> dict[str, dict[str, Any]]:
+        return {page.run_id: self.make(page) for page in pages}
+
+    def make(self, page: RunPage) -> dict[str, Any]:
+        """The page's body into the cache; its facts (what `place_run_pages` needs)."""
+        converted = self.mkdocs.convert(page.src)
+        converted.check_shell_ready(page.src)
+        body = fill_table_slots(converted.content,
+                                self.markdown.table_slots(self.env, page.run_id), page.src)
+        body = slots.fill_page(body, self.tables.get(page.run_id, {}), page.src)
+        # Its tables' CSV files are made with it (the shell holds no table); the invocations'
+        # CSV is the database export's, written for the detailed runs (tools_site.py).
+        body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
+        # Named by what the links resolved to as well: a page converted again for a link
+        # target that came or went must not meet last build's file of the same key.
+        stem = digest(page.key, converted.lookups)
+        target = self.cache.file(BODIES, f"{stem}.html")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
+        for csv_name, text in csv_files.items():
+            self.cache.file(BODIES, f"{stem}.{csv_name}").write_text(text, encoding="utf-8")
+        return {"converted": replace(converted, content=""), "body": target.name,
+                "csv": {name: f"{stem}.{name}" for name in csv_files}}
 
 
 @dataclass(frozen=True)
