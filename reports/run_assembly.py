@@ -6,7 +6,9 @@ only the DB, the Markdown only the docs folder once every page is in it. A body 
 the last build into the same out folder while the page's key is the same and every link of it
 still resolves as it did. Once MkDocs has built the shell, each page is the shell around its
 body, stored in the cache under (body, shell) and hard-linked into the site: a build that
-changed neither costs a link per page.
+changed neither costs a link per page. Those links are made by the worker while MkDocs runs,
+for the shell MkDocs built last time, into a folder that becomes the site's runs/ folder in
+one rename when MkDocs built that shell again (nothing is left to the parent after MkDocs).
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ class SiteCache:
             # the code is dropped whole rather than entry by entry.
             fresh = isinstance(stored, dict) and stored.get("generator") == generator_fingerprint()
             self._indexes[kind] = stored.get("entries", {}) if fresh else {}
-            self._used[kind] = {}
+            self._used.setdefault(kind, {})
         return self._indexes[kind]
 
     def lookup(self, kind: str, name: str, key: str) -> Any | None:
@@ -92,8 +92,8 @@ class SiteCache:
         return dict(self._index(kind))
 
     def store(self, kind: str, name: str, key: str, facts: Any) -> None:
-        self._index(kind)
-        self._used[kind][name] = (key, facts)
+        # The last build's index is not read for this (a thousand run pages' entries).
+        self._used.setdefault(kind, {})[name] = (key, facts)
 
     def keep(self, kind: str, name: str) -> None:
         """Carry `name`'s entry over to the next build unchanged."""

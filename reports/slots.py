@@ -79,7 +79,7 @@ def _read_parts(parts: list[Path], finish: Finish | None
     end that reading it as text would change, while no other fragment holds a slot either."""
     read = {part.stem: part.read_bytes() for part in parts}
     after = {name: data for name, data in read.items() if finish is not None and
-             b"\r" not in data and not has_tag(data, (_SLOT_TAG,)) and finish.passes_over(data)}
+             b"\r" not in data and finish.passes_over(data) and not has_tag(data, (_SLOT_TAG,))}
     texts = {name: data.decode("utf-8") for name, data in read.items() if name not in after}
     if any(_SLOT_TAG.decode() in text for text in texts.values()):
         after = {}
