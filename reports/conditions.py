@@ -145,8 +145,8 @@ def scaling_groups(points: pd.DataFrame, groups: PointGroups | None = None
         group=ids[rows]), ["group"])]
     newest_run = dict(zip(ids[newest], run_ids[newest]))  # series → the run of its newest sweep
     chosen = swept & (run_ids == pd.Series(ids).map(newest_run).to_numpy())
-    sweeps = [mine.sort_values(["started_at", "run_id"])  # as the series first appear
-              for _, mine in points[chosen].groupby(series[chosen], sort=True)]
+    # Each group is one run's points (its series' newest sweep): already in run order.
+    sweeps = [mine for _, mine in points[chosen].groupby(series[chosen], sort=True)]
     return sorted(sweeps, key=lambda g: (g.iloc[0]["workload"], describe(g.iloc[0], ("threads",))))
 
 

@@ -219,8 +219,8 @@ def decode_json(df: pd.DataFrame) -> pd.DataFrame:
 def share_equal_texts(df: pd.DataFrame) -> pd.DataFrame:
     """Each text column's equal texts made one object (a read gives each row its own): the
     forked processes that write pages then touch a few objects where they touched 200,000
-    per column, and a page each of its memory copied (on write: a reference counted), which
-    cost the statistics, analysis and machine pages' processes about a third of their time."""
+    per column, each touch (a reference counted) copying a page of the parent's memory, which
+    cost the analysis and machine pages' processes about a third of their time."""
     for column in df.columns:
         if column in _JSON_COLUMNS or df[column].dtype != object:
             continue
