@@ -44,8 +44,9 @@ def _with_param(points: pd.DataFrame, param: str, has: Callable[[Any], bool],
     their otherwise-equal series (params without `param`), called only when needed."""
     kept = per_params(points["params"], has).to_numpy(dtype=bool)
     rows = None if kept.all() else np.flatnonzero(kept)
-    # A shallow copy: a column is added, the points' arrays are never written into.
-    frame = points.copy(deep=False) if rows is None else points.iloc[rows]
+    # A shallow copy: a column is added, the points' arrays are never written into (and a
+    # slice of them is not a view pandas would warn about writing into).
+    frame = (points if rows is None else points.iloc[rows]).copy(deep=False)
     if len(frame):
         frame[column] = per_params(frame["params"], value)
     return frame, lambda: groups.ids(rows, drop_params=(param,))
