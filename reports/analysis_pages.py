@@ -7,7 +7,7 @@ from markupsafe import Markup
 from .caveats import caveat_warnings, note_lines
 from .format import Link, date, escape_text, latency, slug
 from .labels import Labeler
-from .pages import run_href, workload_href
+from .pages import records, run_href, workload_href
 from .tables import Page, Section, Table, linked, newest_positions, point_href
 
 
@@ -44,11 +44,11 @@ def latest_refresh_page(points: pd.DataFrame, runs: pd.DataFrame | None = None,
     sections = []
     for workload, mine in _sections_in_order(points):
         first = mine.iloc[0]
-        labeler = Labeler.of(mine.to_dict("records"))
+        labeler = Labeler.of(records(mine))
         shown = mine[mine["ops_median"].notna() | mine["p50_median"].notna()]
         rows = [[labeler.label(p), Link(latency(p["p50_median"]), point_href(p, "")),
                  linked(p["ops_median"], p, ""), notes_text(p) or "–"]
-                for p in shown.sort_values(["threads", "cache_state"]).to_dict("records")]
+                for p in records(shown.sort_values(["threads", "cache_state"]))]
         text = Markup("Run [{}]({}) · {} · {} {} · {} · [all runs of this workload]({})").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
             escape_text(first["engine"]), escape_text(first["engine_version"]),
@@ -58,7 +58,7 @@ def latest_refresh_page(points: pd.DataFrame, runs: pd.DataFrame | None = None,
                            "[its page]({}).").format(run_href(first["run_id"], ""))
         run = runs[runs["run_id"] == first["run_id"]] if runs is not None else pd.DataFrame()
         notes = list((workload_notes or {}).get(workload, [])) + \
-            [f"run note: {line}" for r in run.to_dict("records") for line in note_lines(r)]
+            [f"run note: {line}" for r in records(run) for line in note_lines(r)]
         tables = [Table(("Series", "p50 latency µs", "p50 throughput ops/s", "Problems"), rows,
                         (False, True, True, False))] if rows else []
         sections.append(Section(workload, text=text, anchor=slug(workload).lower(), tables=tables,
@@ -75,11 +75,11 @@ def percentiles_page(points: pd.DataFrame) -> Page:
         mine = mine[mine["p50_median"].notna()]  # a tool that reported no latency has none
         if mine.empty:
             continue
-        first, labeler = mine.iloc[0], Labeler.of(mine.to_dict("records"))
+        first, labeler = mine.iloc[0], Labeler.of(records(mine))
         rows = [[labeler.label(p), *(Link(latency(p[c]), point_href(p, "")) for c in
                                      ("p50_median", "p95_median", "p99_median", "p999_median",
                                       "max_median"))]
-                for p in mine.sort_values(["threads", "cache_state"]).to_dict("records")]
+                for p in records(mine.sort_values(["threads", "cache_state"]))]
         text = Markup("Run [{}]({}) · {} · {}").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
             escape_text(labeler.shared or "–"))

@@ -15,7 +15,7 @@ from . import charts
 from .caveats import caveat_warnings
 from .format import Link, date, escape_text, is_missing, latency, slug
 from .labels import CACHE_ORDER, Labeler
-from .pages import run_href
+from .pages import records, run_href
 from .point_groups import PointGroups
 from .tables import Page, Section, Table, describe, linked, newest_positions, point_href
 
@@ -50,7 +50,7 @@ def _series_by_workload(latest: pd.DataFrame, series: np.ndarray
     """Per workload (sorted): the records of each series (`series`: each row's, numbered as
     first seen) in more than one cache state."""
     by_workload: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for code, point in zip(series.tolist(), latest.to_dict("records")):
+    for code, point in zip(series.tolist(), records(latest)):
         if not is_missing(point["workload"]):  # groupby("workload") drops a missing one
             by_workload.setdefault(point["workload"], {}).setdefault(code, []).append(point)
     return {workload: [g for g in by_workload[workload].values() if _cache_states(g) >= 2]

@@ -20,7 +20,7 @@ from .format import MISSING, Link, num
 from .machine_pages import machine_href
 from .workload_page import chart_series
 from .labels import IMPORT_PREFIX, Labeler, machine_text
-from .pages import profile_of, run_href
+from .pages import profile_of, records, run_href
 from .point_groups import PointGroups
 from .tables import Page, Section, Table, describe, linked, newest_positions
 
@@ -72,9 +72,9 @@ def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
     positions = newest_positions(keyed, ["series_id", "machine"])
     newest: dict[int, dict[str, dict[str, Any]]] = {}
     # Rows as records made in one call each, not a Series per point (hundreds of series).
-    for series, p in zip(ids.to_numpy()[positions], frame.iloc[positions].to_dict("records")):
+    for series, p in zip(ids.to_numpy()[positions], records(frame.iloc[positions])):
         newest.setdefault(series, {})[p["machine"]] = p
-    lasts = frame.iloc[last].drop(columns=["machine_fingerprint"]).to_dict("records")
+    lasts = records(frame.iloc[last].drop(columns=["machine_fingerprint"]))
     runs = frame.groupby([ids, frame["machine"]])["run_id"].nunique()
     rows = []
     for series in sorted(range(len(last)), key=lambda s: -on_machines[s]):
@@ -91,7 +91,7 @@ def _labeler(frame: pd.DataFrame, first_seen: np.ndarray) -> Labeler:
     """Labels of the series (not of machines: a row spans them); `first_seen`: each point's
     series, numbered as first seen."""
     firsts = np.unique(first_seen, return_index=True)[1]  # the first point of each, in order
-    return Labeler.of(frame.iloc[firsts].drop(columns=["machine_fingerprint"]).to_dict("records"))
+    return Labeler.of(records(frame.iloc[firsts].drop(columns=["machine_fingerprint"])))
 
 
 def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
@@ -101,7 +101,7 @@ def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
     on_machines, runs = by_series["machine"].nunique(), by_series["run_id"].nunique()
     last = _last_positions(ids)
     first_seen = np.unique(ids.to_numpy(), return_index=True)[1]
-    described = [describe(point) for point in frame.iloc[last].to_dict("records")]
+    described = [describe(point) for point in records(frame.iloc[last])]
     shown = sorted(np.argsort(first_seen, kind="stable"),  # ties: the series seen first
                    key=lambda s: (-on_machines[s], -runs[s], described[s]))
     sections = []
@@ -116,7 +116,7 @@ def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
 def machine_lines(series: pd.DataFrame) -> list[dict[str, Any]]:
     """The trend lines of one series (rows of `with_machines`), one per machine."""
     lines = chart_series(series.assign(series_key=series["machine"]),
-                         Labeler.of(series.drop_duplicates("machine").to_dict("records")))
+                         Labeler.of(records(series.drop_duplicates("machine"))))
     for line in lines:
         line["label"] = line["key"]  # the machine, not the series: every line is one machine
     return lines
@@ -124,7 +124,7 @@ def machine_lines(series: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _machines_table(frame: pd.DataFrame, runs: pd.DataFrame) -> Table:
     newest = frame.iloc[newest_positions(frame, ["machine"])]
-    newest = dict(zip(newest["machine"], newest.to_dict("records")))
+    newest = dict(zip(newest["machine"], records(newest)))
     sha = dict(zip(runs["run_id"], runs["binary_sha256"]))
     rows = []
     for machine, run_ids in frame.groupby("machine", sort=True)["run_id"].unique().items():

@@ -18,7 +18,7 @@ from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, series_noi
 from orchestrator.analysis.stats import Thresholds, effective_threshold
 
 from .format import MISSING, Link
-from .pages import run_href
+from .pages import records, run_href
 from .tables import Table, describe
 
 METRIC = "ops_per_sec"
@@ -60,7 +60,7 @@ def noise_table(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]],
     positions = measured_series(points)
     history = _history(points, positions, aa_pairs)
     cvs = (points["ops_std"] / points["ops_mean"]).to_numpy(dtype=float)
-    newest = points.iloc[[mine[-1] for mine in positions.values()]].to_dict("records")
+    newest = records(points.iloc[[mine[-1] for mine in positions.values()]])
     rows = []
     for (key, mine), last in zip(positions.items(), newest):
         noise = series_noise(history, key, METRIC, (last["run_id"],))

@@ -16,7 +16,7 @@ from .caveats import note_lines
 from .labels import Labeler
 from .format import MISSING, Link, anchor, date, is_missing, nav_title, num, value_text
 from .machine_pages import HARDWARE, SOFTWARE, facts_table, state_table
-from .pages import point_row, reproduce_commands, run_summary
+from .pages import point_row, records, reproduce_commands, run_summary
 from .tables import Table
 
 GIB = 2**30
@@ -105,7 +105,7 @@ def phase_rows(phases: pd.DataFrame | None, run_id: str) -> Table | None:
         return None
     rows = [[p["workload"], p["phase"], p["benchmarks"],
              Link(str(int(p["n"])), f"#{anchor(p['first_seq'])}"), num(p["wall_total"], 2),
-             num(p["wall_median"], 3)] for p in mine.to_dict("records")]
+             num(p["wall_median"], 3)] for p in records(mine)]
     return Table(("Workload", "Phase", "Benchmarks", "Invocations", "Wall s total",
                   "Wall s median"), rows, (False, False, False, True, True, True))
 
@@ -116,7 +116,7 @@ def values_table(values: pd.DataFrame | None) -> Table | None:
         return None
     rows = [[v["workload"], v["benchmark"], str(v["threads"]), v["metric"],
              Link(value_text(v["median"]), f"#{anchor(v['first_seq'])}"), v["unit"] or MISSING,
-             str(v["n"])] for v in values.to_dict("records")]
+             str(v["n"])] for v in records(values)]
     return Table(("Workload", "Benchmark", "Threads", "Metric", "Median", "Unit", "Values"), rows,
                  (False, False, True, False, True, False, True))
 
@@ -157,6 +157,6 @@ def run_page(run: pd.Series, has_results: bool, compact: bool,
 def result_rows(points: pd.DataFrame) -> list[dict[str, Any]]:
     """The results table of one run page: `points` is already filtered to this run; each
     row's series is named by what differs from the run's other rows."""
-    records = points.to_dict("records")
-    labeler = Labeler.of(records, always=("threads", "cache_state", "params"))
-    return [{**point_row(p, ""), "series": labeler.label(p)} for p in records]
+    rows = records(points)
+    labeler = Labeler.of(rows, always=("threads", "cache_state", "params"))
+    return [{**point_row(p, ""), "series": labeler.label(p)} for p in rows]

@@ -12,6 +12,7 @@ import pandas as pd
 from markupsafe import escape
 
 from .format import MISSING, anchor, cpu_ranges, latency_digits
+from .pages import records
 from .row_texts import Texts, rows_by_group
 
 HEADER = ("#", "Workload", "Benchmark", "Phase", "Rep", "Threads", "Status", "ops/s", "p50 µs",
@@ -221,11 +222,11 @@ def detailed_rows(invocations: pd.DataFrame, log_tails: dict[str, str],
     with `around`'s texts before and after them."""
     # Only what the detail lines show: the other columns as Python objects cost most of it.
     shown = [name for name in _DETAIL_SHOWS if name in invocations.columns]
-    records = invocations[shown].to_dict("records")
+    rows = records(invocations[shown])
     cpus = Texts.per_row([cpu_ranges((inv["conditions"] or {}).get("cpus_allowed"))
-                          for inv in records])
+                          for inv in rows])
     details = Texts.per_row([detail_html(inv, log_tails.get(inv["invocation_id"], ""))
-                             for inv in records])
+                             for inv in rows])
     pieces = _row_pieces(invocations, HEADER, _cells(invocations, cpus))
     pieces += ['<tr class="tm-detail', _failed(invocations, " tm-failed"),
                f'"><td></td><td colspan="{len(HEADER) - 1}">', details, "</td></tr>\n"]

@@ -15,7 +15,7 @@ from orchestrator.analysis.changepoints import ChangePoint, detect_change_points
 from orchestrator.analysis.stats import Thresholds
 
 from .format import MISSING, Link, escape_text, num
-from .pages import run_href
+from .pages import records, run_href
 from .comparisons import SiteVerdicts
 from .noise_table import measured_series, noise_intro, noise_table
 from .stats_data import AbPair, StatsData
@@ -68,7 +68,7 @@ def changepoints_page(points: pd.DataFrame, base: str = "../",
     `detect`: the core's detector, or one that remembers its answers (site_cache)."""
     steps, searched, total = _steps(points, detect)
     run_ids, versions = points["run_id"].to_numpy(), points["engine_version"].to_numpy()
-    firsts = points.iloc[[after for _, after, _ in steps]].to_dict("records")
+    firsts = records(points.iloc[[after for _, after, _ in steps]])
     rows = []
     for (before, after, cp), first in zip(steps, firsts):
         before_href, after_href = run_href(run_ids[before], base), run_href(run_ids[after], base)

@@ -26,6 +26,7 @@ from .compare_pairs import COMPARISON_BUDGET, NEWEST_RUNS
 from .compare_site import FOLDER, write_comparisons
 from .downloads import DATA, export_history
 from .history_parquet import BLOCK_RUNS
+from .pages import records
 from .run_site import DETAILED_RUN_PAGES, detailed_runs
 from .site_cache import KeptFiles, SiteCache, place
 from .site_reads import Results
@@ -65,8 +66,8 @@ def _size(n: int) -> str:
 
 def _series_rows(points: pd.DataFrame, files: dict[str, str]) -> list[dict[str, str]]:
     """The Downloads page's series list: each series as its rows are labelled elsewhere."""
-    newest = {p["series_key"]: p for p in points.drop_duplicates("series_key", keep="last")
-              .to_dict("records")}
+    newest = {p["series_key"]: p
+              for p in records(points.drop_duplicates("series_key", keep="last"))}
     rows = [{"label": describe(newest[key]) if key in newest else key,
              "workload": newest[key]["workload"] if key in newest else "", "file": file}
             for key, file in files.items()]
