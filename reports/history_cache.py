@@ -2,72 +2,96 @@
 
 The analysis core measures each series' noise from every run's median of it
 (`store.reads.load_history`): a scan of every metric row of the history, the main process's
-largest read on a long one. A run's medians depend on its own invocations and metrics only, so
-the rows of runs whose fingerprint (read_cache.py) is unchanged come from the file the last
-build wrote, the other runs' are read with the core's own query (`reads.history_rows_sql`), and
-the History is put together in the core's order (`reads.history_of`): the verdicts cannot tell
-a kept row from a fresh one.
+largest read on a long one, and a million Python objects made of it. A run's medians depend on
+its own invocations and metrics only, so the History of the last build is kept (a pickle: its
+values as the core had them): the medians of runs whose fingerprint (read_cache.py) is
+unchanged come from it, the other runs' are read with the core's own query
+(`reads.history_rows_sql`), and each series' medians are put in the core's order, oldest run
+first (the rank of each run by the same ORDER BY as `reads.history_lists_sql`): the verdicts
+cannot tell a kept median from a fresh one.
 """
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import duckdb
 
 from orchestrator.analysis.noise import History
 from orchestrator.store import reads
 
-from .downloads import sql_text
 from .site_cache import SiteCache, digest
 
 KIND = "history"
+Medians = dict[tuple[str, str], tuple[tuple[str, float], ...]]
+# Each run's place in every series' list of medians: history_lists_sql's order.
+_RUN_ORDER = "SELECT run_id, row_number() OVER (ORDER BY started_at, run_id) FROM runs"
 
 
 def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                  metrics: Sequence[str], *, cache: SiteCache,
                  fingerprints: dict[str, str]) -> History:
-    """`reads.load_history(con, series_keys, metrics)` with the rows of unchanged runs from
-    the cache: the file holds the rows of the series and metrics asked for when it was
+    """`reads.load_history(con, series_keys, metrics)` with the medians of unchanged runs from
+    the cache: the file holds the History of the series and metrics asked for when it was
     written, so it serves the same question only."""
     stored = cache.entries(KIND).get(KIND)
-    facts = stored[1] if stored else {}
-    path = cache.file(KIND, facts["files"][0]) if facts.get("files") else None
+    facts: dict[str, Any] = stored[1] if stored else {}
     question = digest(sorted(series_keys), sorted(metrics))
-    usable = path is not None and path.is_file() and facts.get("question") == question
-    known = facts.get("runs", {}) if usable else {}
-    kept = sorted(run for run, key in fingerprints.items() if known.get(run) == key)
-    changed = sorted(set(fingerprints) - set(kept))
-    try:
-        _history_table(con, path, kept, changed, series_keys, metrics)
-    except duckdb.Error:  # a damaged file of the last build: read every run's rows again
-        kept, changed = [], sorted(fingerprints)
-        _history_table(con, None, kept, changed, series_keys, metrics)
-    lists = con.execute(reads.history_lists_sql(
-        "SELECT * FROM tm_history WHERE series_key IN (SELECT unnest(?))"),
-        [list(series_keys)]).fetchall()
-    if usable and not changed:  # every row came from the kept file: it stays
-        name = facts["files"][0]
+    known = _kept_file(cache, facts) if facts.get("question") == question else None
+    if known is None:
+        lists = con.execute(reads.history_lists_sql(reads.history_rows_sql()),
+                            [list(series_keys), list(metrics)]).fetchall()
+        medians, kept = reads.history_of(lists, ()).medians, set()
     else:
-        name = f"{digest(sorted(fingerprints.items()), question)}.parquet"
+        kept = {run for run, key in fingerprints.items() if facts["runs"].get(run) == key}
+        medians = _merged(con, known, kept if kept != set(facts["runs"]) else None,
+                          sorted(set(fingerprints) - kept), series_keys, metrics)
+    if known is not None and kept == set(facts["runs"]) == set(fingerprints):
+        name = facts["files"][0]  # every median came from the kept file: it stays
+    else:
+        name = f"{digest(sorted(fingerprints.items()), question)}.pkl"
         target = cache.file(KIND, name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        con.execute(f"COPY tm_history TO {sql_text(str(target))} (FORMAT parquet)")
+        target.write_bytes(pickle.dumps(medians, protocol=5))
     cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
                                    "files": [name]})
-    return reads.history_of(lists, reads.aa_pairs(con))
+    return History(medians, tuple(reads.aa_pairs(con)))
 
 
-def _history_table(con: duckdb.DuckDBPyConnection, path: Path | None, kept: list[str],
-                   changed: list[str], series_keys: Sequence[str],
-                   metrics: Sequence[str]) -> None:
-    """Temporary table tm_history: the kept runs' rows from `path`, the changed runs' read."""
-    parts, params = [], []
-    if kept:
-        parts.append("SELECT * FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?::VARCHAR[]))")
-        params += [str(path), kept]
-    if changed or not kept:
-        parts.append(reads.history_rows_sql("AND i.run_id IN (SELECT unnest(?::VARCHAR[]))"))
-        params += [list(series_keys), list(metrics), changed]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE tm_history AS {' UNION ALL '.join(parts)}",
-                params)
+def _kept_file(cache: SiteCache, facts: dict[str, Any]) -> Medians | None:
+    """The medians the last build kept, or None (none, lost or damaged: read them all)."""
+    files = facts.get("files") or []
+    path: Path | None = cache.file(KIND, files[0]) if files else None
+    try:
+        known = pickle.loads(path.read_bytes()) if path is not None else None
+    except Exception:  # noqa: BLE001 - a damaged file of the last build is not trusted
+        return None
+    return known if isinstance(known, dict) else None
+
+
+def _merged(con: duckdb.DuckDBPyConnection, known: Medians, kept: set[str] | None,
+            changed: list[str], series_keys: Sequence[str], metrics: Sequence[str]) -> Medians:
+    """The kept runs' medians from `known` (`kept` None: all of its runs), the changed runs'
+    read, each series' in run order. A kept run's place among the kept ones cannot move (its
+    start time is in its fingerprint), so a series' kept medians stay in order and the read ones
+    go after them, unless a changed run is older: then the series' list is sorted anew."""
+    fresh: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    if changed:
+        for key, name, run, value in con.execute(
+                reads.history_rows_sql("AND i.run_id IN (SELECT unnest(?::VARCHAR[]))"),
+                [list(series_keys), list(metrics), changed]).fetchall():
+            fresh.setdefault((key, name), []).append((run, float(value)))
+    place = dict(con.execute(_RUN_ORDER).fetchall())
+    out: Medians = {}
+    for series in known.keys() | fresh.keys():
+        old = known.get(series, ())
+        if kept is not None:
+            old = tuple(pair for pair in old if pair[0] in kept)
+        new = sorted((pair for pair in fresh.get(series, ()) if pair[0] in place),
+                     key=lambda pair: place[pair[0]])
+        if new and old and place[old[-1][0]] > place[new[0][0]]:
+            out[series] = tuple(sorted(old + tuple(new), key=lambda pair: place[pair[0]]))
+        elif old or new:
+            out[series] = old + tuple(new)
+    return out

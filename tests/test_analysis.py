@@ -141,7 +141,8 @@ def test_previous_comparable_skips_only_runs_that_cannot_win(seed):
                         frozenset(rng.sample("abcdefgh", rng.randint(0, 8))))
             for i in range(rng.randint(1, 30))]
     for run in runs:
-        assert previous_comparable(runs, run.run_id) == _most_shared_by_brute_force(runs, run.run_id)
+        expected = _most_shared_by_brute_force(runs, run.run_id)
+        assert previous_comparable(runs, run.run_id) == expected
 
 
 def test_summarized_run_skips_a_newest_run_of_a_new_kind():

@@ -79,8 +79,8 @@ def bootstrap_ratio_ci(base: Sequence[float], cand: Sequence[float], seed: int =
     b = np.asarray(base, dtype=float)
     c = np.asarray(cand, dtype=float)
     if _plain(b) and _plain(c):
-        counts_b, counts_c = _resample_counts(b.size, c.size, seed, resamples)
-        ratios = _resampled_medians(c, counts_c) / _resampled_medians(b, counts_b)
+        draws = (b.size, c.size, seed, resamples)
+        ratios = _resampled_medians(c, draws, 1) / _resampled_medians(b, draws, 0)
     else:  # what the counts below reproduce, for samples they do not cover
         rng = np.random.default_rng(seed)
         b_med = np.median(rng.choice(b, size=(resamples, b.size), replace=True), axis=1)
@@ -115,18 +115,34 @@ def _position_counts(positions: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _resampled_medians(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """np.median of each resample (row of `counts`), bit for bit: the k-th smallest of a
-    resample is the sorted sample's value at the first place where the drawn counts, taken in
-    sorted order and summed, exceed k; an even size averages two of them as np.median does."""
+def _resampled_medians(values: np.ndarray, draws: tuple[int, int, int, int],
+                       side: int) -> np.ndarray:
+    """np.median of each resample of `values` (side 0: the base, 1: the candidate, of the
+    bootstrap that `draws` = (base size, candidate size, seed, resamples) makes), bit for bit."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
+    lower, upper = _median_places(draws, side, tuple(order.tolist()))
+    if lower is upper:
+        return ordered[upper]
+    return (ordered[lower] + ordered[upper]) / 2
+
+
+@functools.lru_cache(maxsize=512)
+def _median_places(draws: tuple[int, int, int, int], side: int,
+                   order: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where in the sorted sample each resample's median lies (the two middle places of an
+    even size, np.median's mean of them; one place, twice, of an odd one). The k-th smallest of
+    a resample is at the first sorted place where the drawn counts, summed in sorted order,
+    exceed k: a function of the draws and of the sample's order only, so the site's thousand
+    comparisons of three repetitions each need twelve of these (six orders, two sides)."""
+    counts = _resample_counts(*draws)[side]
     below = np.cumsum(counts[:, order], axis=1)
-    half = values.size // 2
-    upper = ordered[(below <= half).sum(axis=1)]
-    if values.size % 2:
-        return upper
-    return (ordered[(below <= half - 1).sum(axis=1)] + upper) / 2
+    half = len(order) // 2
+    places = np.uint16 if len(order) < 2 ** 16 else np.intp  # 512 of these kept: keep them small
+    upper = (below <= half).sum(axis=1).astype(places)
+    lower = upper if len(order) % 2 else (below <= half - 1).sum(axis=1).astype(places)
+    upper.flags.writeable = lower.flags.writeable = False
+    return lower, upper
 
 
 def mann_whitney_p(base: Sequence[float], cand: Sequence[float]) -> float:
