@@ -22,6 +22,7 @@ from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_f
                             pair_payload, run_page)
 from .comparisons import SiteVerdicts, summary_reports
 from .format import date
+from .pages import records
 from .site_cache import SiteCache
 from .verdict_cache import KeptSummaries
 
@@ -31,7 +32,7 @@ FOLDER = "compare"
 def _points_of(points: pd.DataFrame, runs: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
     """(run, series) → its point, for the links and row labels of the chosen pairs only."""
     mine = points[points["run_id"].isin(runs)]
-    return {(p["run_id"], p["series_key"]): p for p in mine.to_dict("records")}
+    return {(p["run_id"], p["series_key"]): p for p in records(mine)}
 
 
 def _run_entries(runs: pd.DataFrame) -> list[dict[str, Any]]:

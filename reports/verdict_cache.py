@@ -13,10 +13,10 @@ so a pair compared on the Summary in one build is found by the Compare page in t
 """
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Mapping, Sequence
 
 import numpy
-import scipy
 
 from orchestrator.analysis.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, SampleSummary,
                                          summarize_samples)
@@ -24,7 +24,7 @@ from orchestrator.analysis.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Sa
 from .site_cache import SiteCache, digest
 
 KIND = "sample-summaries"
-_COMPUTED_BY = (scipy.__version__, numpy.__version__, BOOTSTRAP_SEED, BOOTSTRAP_RESAMPLES)
+_COMPUTED_BY = (metadata.version("scipy"), numpy.__version__, BOOTSTRAP_SEED, BOOTSTRAP_RESAMPLES)
 
 
 def summary_key(base: Sequence[float], cand: Sequence[float]) -> str:

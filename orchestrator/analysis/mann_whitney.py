@@ -17,35 +17,45 @@ from __future__ import annotations
 
 import functools
 import math
+from types import SimpleNamespace
 from typing import Sequence
 
 import numpy as np
-from scipy import special
-from scipy.stats import mannwhitneyu, norm
-from scipy.stats._mannwhitneyu import _MWU, _get_mwu_z, _mwu_choose_method
-from scipy.stats._stats_py import _rankdata
+
+
+@functools.cache
+def _scipy() -> SimpleNamespace:
+    """scipy's pieces, imported at the first test: scipy.stats is half of what `tidemark site`
+    imports (0.45 s before it can fork its workers), and most commands never test."""
+    from scipy import special
+    from scipy.stats import mannwhitneyu, norm
+    from scipy.stats._mannwhitneyu import _MWU, _get_mwu_z, _mwu_choose_method
+    from scipy.stats._stats_py import _rankdata
+    return SimpleNamespace(special=special, mannwhitneyu=mannwhitneyu, norm=norm, MWU=_MWU,
+                           mwu_z=_get_mwu_z, mwu_method=_mwu_choose_method, rankdata=_rankdata)
 
 
 def two_sided_p(x: Sequence[float], y: Sequence[float]) -> float:
     """`float(mannwhitneyu(x, y, alternative="two-sided").pvalue)`, bit for bit."""
+    sp = _scipy()
     a, b = np.atleast_1d(x), np.atleast_1d(y)
     if (a.dtype != np.float64 or b.dtype != np.float64 or a.ndim != 1 or b.ndim != 1
             or not a.size or not b.size or np.isnan(a).any() or np.isnan(b).any()):
-        return float(mannwhitneyu(x, y, alternative="two-sided").pvalue)
+        return float(sp.mannwhitneyu(x, y, alternative="two-sided").pvalue)
     n1, n2 = a.size, b.size
     tied = len(set(x) | set(y)) < n1 + n2  # == as the ranking compares: 0.0 ties -0.0
-    if _mwu_choose_method(n1, n2, tied) == "exact":
+    if sp.mwu_method(n1, n2, tied) == "exact":
         # Without ties the ranks are 1 … n1+n2 and U1 = R1 − n1(n1+1)/2 counts the pairs with
         # x above y: integers, exact in floating point either way.
         u1 = int(np.count_nonzero(a[:, None] > b[None, :]))
         p = _exact_sf(n1, n2, max(u1, n1 * n2 - u1)) * 2
     else:
-        ranks, ties = _rankdata(np.concatenate((a, b)), "average", return_ties=True)
+        ranks, ties = sp.rankdata(np.concatenate((a, b)), "average", return_ties=True)
         u1 = ranks[:n1].sum(axis=-1) - n1 * (n1 + 1) / 2
         u = np.maximum(u1, n1 * n2 - u1)
-        z = _get_mwu_z(u, n1, n2, ties, continuity=True)
+        z = sp.mwu_z(u, n1, n2, ties, continuity=True)
         # norm.sf(z) is ndtr(-z) once its argument checks pass, as they do for a finite z.
-        p = special.ndtr(-z) * 2 if math.isfinite(z) else norm.sf(z) * 2
+        p = sp.special.ndtr(-z) * 2 if math.isfinite(z) else sp.norm.sf(z) * 2
     return float(np.clip(p, 0, 1))
 
 
@@ -53,5 +63,5 @@ def two_sided_p(x: Sequence[float], y: Sequence[float]) -> float:
 def _exact_sf(n1: int, n2: int, u: int) -> np.float64:
     """P(U' ≥ u) under the null, as scipy computes it (a function of the sizes and u only:
     scipy's cached table of counts grows, but each entry and prefix sum is the same)."""
-    return _MWU(n1, n2).sf(np.int64(u))
+    return _scipy().MWU(n1, n2).sf(np.int64(u))
 
