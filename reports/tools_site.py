@@ -103,7 +103,7 @@ def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: 
                                                       encoding="utf-8")
         return manifest, placed, files.used
 
-    return forked.start(work, "tidemark-history-export")
+    return forked.start(work, "tidemark-history-export", nice=forked.LATER)
 
 
 def start_comparisons(db: Path, out: Path, results: Results) -> Callable[[], Any]:
@@ -113,7 +113,7 @@ def start_comparisons(db: Path, out: Path, results: Results) -> Callable[[], Any
     found = results.verdicts
     return forked.start(lambda: write_comparisons(
         db, out / STAGING, results.runs, results.points, results.gate, found.baseline.run_id,
-        found.candidate, found, out / "cache"), "tidemark-comparisons")
+        found.candidate, found, out / "cache"), "tidemark-comparisons", nice=forked.LATER)
 
 
 def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], out: Path,
