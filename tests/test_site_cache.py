@@ -11,12 +11,14 @@ import pickle
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
 import pytest
 
 from orchestrator.build import Build
+from orchestrator.gate import GateConf
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store, reads
 from reports import history_cache, queries, read_cache, run_site, site, tools_site
@@ -141,6 +143,21 @@ def bodies(out: Path) -> dict[str, str]:
     """run id → the file its page's body was built into (a new one when it is rebuilt)."""
     return {run: facts["body"] for run, (_, facts) in
             SiteCache(out / "cache").entries(BODIES).items()}
+
+
+def site_verdicts(db: Path) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """The runs, the points and the site's verdicts with run 1 as the baseline, read once."""
+    from reports.comparisons import read_verdicts
+    from reports.site_reads import latest_run_per_workload
+
+    con = queries.open_results(db)
+    try:
+        runs, points = queries.read_runs(con), queries.read_points(con)
+        found = read_verdicts(con, GateConf(baseline=run_id(1)),
+                              latest_run_per_workload(points).values())
+    finally:
+        con.close()
+    return runs, points, found
 
 
 def points_through_the_cache(history: Path, cache_dir: Path) -> pd.DataFrame:
@@ -453,18 +470,10 @@ def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
     (the runs' series, the history, the pairs they compared): its files are those of a read of
     its own, and the core is not asked those pairs again."""
     from orchestrator import verdicts
-    from orchestrator.gate import GateConf
     from reports.compare_site import write_comparisons
-    from reports.comparisons import read_verdicts, summary_reports
-    from reports.site_reads import latest_run_per_workload
+    from reports.comparisons import summary_reports
 
-    gate = GateConf(baseline=run_id(1))
-    con = queries.open_results(history)
-    try:
-        runs, points = queries.read_runs(con), queries.read_points(con)
-        found = read_verdicts(con, gate, latest_run_per_workload(points).values())
-    finally:
-        con.close()
+    gate, (runs, points, found) = GateConf(baseline=run_id(1)), site_verdicts(history)
     reused = summary_reports(found)
     assert {(run_id(4), run_id(5)), (run_id(1), run_id(5))} <= set(reused)
     alone, given = tmp_path / "alone", tmp_path / "given"

@@ -10,13 +10,11 @@ import pytest
 from orchestrator.analysis import compare, stats
 from orchestrator.analysis.stats import SampleSummary, summarize_samples
 from orchestrator.gate import GateConf
-from reports import queries, verdict_cache
+from reports import verdict_cache
 from reports.compare_site import write_comparisons
-from reports.comparisons import read_verdicts
 from reports.site_cache import SiteCache
-from reports.site_reads import latest_run_per_workload
 from reports.verdict_cache import KIND, KeptSummaries, summary_key
-from tests.test_site_cache import add_run, differences, run_id
+from tests.test_site_cache import add_run, differences, run_id, site_verdicts
 
 SAMPLES = [((100.0, 101.0, 99.0), (90.0, 91.0, 89.5)), ((1.0, 2.0), (1.0, 2.0, 3.0)),
            ((5.0, 5.0, 5.0), (5.0, 5.0, 5.0)), ((0.0, 1.0, 2.0), (1.0, 2.0, 3.0)),
@@ -44,15 +42,9 @@ def test_a_summary_kept_for_other_samples_is_never_given() -> None:
 
 
 def _compare_data(db: Path, dest: Path, cache: Path | None) -> int:
-    gate = GateConf(baseline=run_id(1))
-    con = queries.open_results(db)
-    try:
-        runs, points = queries.read_runs(con), queries.read_points(con)
-        found = read_verdicts(con, gate, latest_run_per_workload(points).values())
-    finally:
-        con.close()
-    return write_comparisons(db, dest, runs, points, gate, run_id(1), found.candidate, found,
-                             cache)
+    runs, points, found = site_verdicts(db)
+    return write_comparisons(db, dest, runs, points, GateConf(baseline=run_id(1)), run_id(1),
+                             found.candidate, found, cache)
 
 
 def test_compare_data_rebuilt_with_the_cache_equals_a_build_without_it(
