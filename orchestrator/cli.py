@@ -251,14 +251,18 @@ def site_command(argv: list[str]) -> None:
     gate = load_gate_conf(DEFAULT_GATE)
     if args.baseline is not None:
         gate = dataclasses.replace(gate, baseline=args.baseline)
-    # The DB's copy is a kernel copy (no GIL): taken while the site's modules import (1 s).
-    with ThreadPoolExecutor(1) as pool:
-        from reports import site_snapshot
-        db, out = Path(args.db), Path(args.out)
+    # The DB's copy is a kernel copy (no GIL): taken in a thread while the site's modules
+    # import (1 s). The thread has ended before the build forks its processes.
+    from reports import site_snapshot
+    db, out = Path(args.db), Path(args.out)
+    pool = ThreadPoolExecutor(1)
+    try:
         copy = pool.submit(site_snapshot.take_snapshot, db, out)
         from reports.site import BuildTimes, build_site
-        times = BuildTimes()
-        index = build_site(db, out, gate, times, copy.result)
+    finally:
+        pool.shutdown()  # waits for the copy
+    times = BuildTimes()
+    index = build_site(db, out, gate, times, copy.result)
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 

@@ -24,9 +24,11 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
     child's niceness, for work the build needs later than what the parent does meanwhile."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
+    parent = os.getpid()
 
     def child() -> None:
         try:
+            die_with_parent(parent)
             os.nice(nice)
             sender.send(("ok", work()))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
@@ -37,13 +39,14 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
 
     if multiprocessing.current_process().daemon:
         # A forked child forking again (multiprocessing refuses a daemon children): a plain
-        # fork, which the kernel kills when its parent ends, as a daemon child would be.
+        # fork, whose exit never unwinds into its parent's stack.
         pid = os.fork()
         if pid == 0:
-            receiver.close()
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-            child()
-            os._exit(0)
+            try:
+                receiver.close()
+                child()
+            finally:
+                os._exit(0)
         join: Callable[[], Any] = lambda: os.waitpid(pid, 0)
     else:
         process = context.Process(target=child, name=name, daemon=True)
@@ -66,3 +69,12 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
         return value
 
     return wait
+
+
+def die_with_parent(parent: int) -> None:
+    """The kernel kills this process when its parent ends (prctl's PR_SET_PDEATHSIG), as
+    multiprocessing ends a daemon child at its parent's normal exit: a build killed by a signal
+    leaves no child waiting for it forever. `parent`: its pid, in case it ended already."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)

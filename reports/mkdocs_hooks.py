@@ -2,10 +2,12 @@
 
 MkDocs compiles the theme's Jinja2 templates (Material's base.html and its partials) from
 source on every build: about 0.3 CPU-s of an incremental build's 5 s goal. Jinja2's own
-bytecode cache keeps them compiled in out/cache/jinja; it checks each template's source
-checksum and Jinja2's and Python's versions, so a changed template is compiled again."""
+bytecode cache keeps them compiled in out/cache/jinja-<Jinja2's version>; it checks each
+template's source checksum and Python's version (not Jinja2's release: hence the folder's
+name), so a changed template is compiled again."""
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import jinja2
 
 
 def on_env(env: jinja2.Environment, config: Any, files: Any) -> jinja2.Environment:
-    folder = Path(config.config_file_path).parent / "cache" / "jinja"
+    folder = Path(config.config_file_path).parent / "cache" / f"jinja-{metadata.version('jinja2')}"
     folder.mkdir(parents=True, exist_ok=True)
     env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
     return env

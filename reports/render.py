@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -93,6 +94,8 @@ def _write_header_script(path: Path, header: dict[str, str]) -> None:
 # needs (0.3 s), then builds the config its stdin names: started early, it imports while the
 # pages are written instead of after them. An empty line (or EOF) ends it without a build.
 _MKDOCS_CHILD = """import sys
+from reports.forked import die_with_parent
+die_with_parent(int(sys.argv[1]))  # waiting on its stdin, it must not outlive a killed build
 import mkdocs.__main__, mkdocs.commands.build, material.plugins.search.plugin
 config = sys.stdin.readline().strip()
 if config:
@@ -106,8 +109,9 @@ def start_mkdocs(log_path: Path) -> subprocess.Popen:
     stops before that)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w", encoding="utf-8") as log:  # a file: a full pipe would stall MkDocs
-        return subprocess.Popen([sys.executable, "-c", _MKDOCS_CHILD], stdin=subprocess.PIPE,
-                                stdout=log, stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen([sys.executable, "-c", _MKDOCS_CHILD, str(os.getpid())],
+                                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                text=True)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from .html_tables import table_html
 from .page_shell import SHELL, shell_markdown
 from .run_page import result_rows, run_page
 from .run_tables import COMPACT_HEADER, HEADER, compact_rows, detailed_rows
-from .site_cache import digest
+from .site_cache import digest, generator_fingerprint
 from .slots import placeholder
 from .tables import Table
 
@@ -206,14 +206,18 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
     run page whose key is the one in `previous` (run id → key of the last build) keeps last
     build's file.
     A page's key hashes what its context is made of (`contexts`), the run's fingerprint in
-    the DB (its points, so whether it has a results table, and its invocations), its logs."""
+    the DB (its points, so whether it has a results table, and its invocations), its logs and
+    the generator (site_cache.generator_fingerprint)."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
     detailed = detailed_runs(runs)
+    # The generator too: the finished page's file is named from the key, and a new version of
+    # the code, templates or Markdown must not meet last version's file of the same name.
+    generator = generator_fingerprint()
     pages = [RunPage(run_id, f"{FOLDER}/{slug(run_id)}.md",
                      digest(contexts.inputs(run_id), fingerprints[run_id], logs.get(run_id),
-                            run_id in detailed),
+                            run_id in detailed, generator),
                      run_id in detailed, source == IMPORTED)
              for run_id, source in zip(runs["run_id"], _sources(runs))]
     stale = [page for page in pages

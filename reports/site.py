@@ -109,7 +109,12 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
     try:
         return _build_from(copy, out, gate, times, checked, mkdocs)
     except Exception:
-        checked()  # a damaged DB: its one line, not whatever a read of a bad block raised
+        try:
+            checked()
+        except UserError:  # a damaged DB: its one line, not whatever a bad block's read raised
+            raise
+        except Exception:  # noqa: BLE001 - the check's own failure: the build's error says more
+            pass
         raise
     finally:
         if mkdocs.poll() is None:  # the build stopped before MkDocs was told to build

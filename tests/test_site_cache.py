@@ -339,6 +339,29 @@ def test_a_new_build_time_rewrites_no_unchanged_run_page(history: Path, tmp_path
     assert "Generated 2026-02-02 09:00 UTC from 7 runs" in header and run_id(6) in header
 
 
+def test_a_new_version_of_the_code_rebuilds_every_run_page(history: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new Tidemark (or Markdown, Jinja2…) that changes what a run page says: every page is
+    made again and shows it, none is last version's file kept in the cache under its name."""
+    from reports import site_cache
+
+    out = tmp_path / "out"
+    build_site(history, out)
+    render_page = run_site._render_run_page
+
+    def new_version(env, page):  # what a changed template would write on every run page
+        markdown, tables = render_page(env, page)
+        return markdown + "\nMade by the new version.\n", tables
+
+    monkeypatch.setattr(run_site, "_render_run_page", new_version)
+    for module in (site_cache, run_site):
+        monkeypatch.setattr(module, "generator_fingerprint", lambda: "a new version")
+    build_site(history, out)
+    pages = sorted((out / "site" / "runs").glob("20*.html"))
+    assert len(pages) == 6
+    assert all("Made by the new version." in page.read_text() for page in pages)
+
+
 def test_run_pages_staged_for_last_builds_shell_are_used_only_if_mkdocs_built_it_again(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker links the run pages around the shell MkDocs built last time while MkDocs
