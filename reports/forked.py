@@ -38,8 +38,8 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
                 sender.send(("error", RuntimeError(traceback.format_exc())))
 
     if multiprocessing.current_process().daemon:
-        # A forked child forking again (multiprocessing refuses a daemon children): a plain
-        # fork, whose exit never unwinds into its parent's stack.
+        # A forked child forking again (multiprocessing gives a daemon child no children of
+        # its own): a plain fork, whose exit never unwinds into its parent's stack.
         pid = os.fork()
         if pid == 0:
             try:
