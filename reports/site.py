@@ -150,7 +150,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     exported = start_history_export(db, out, first.runs, first.fingerprints, cache, generated)
     try:
         with times.phase("points"):
-            points = read_points(db, cache, first)
+            points, points_kept = read_points(db, cache, first)
         # Hundreds of thousands of long-lived objects: the collector need not walk them again
         # and again, nor touch (and so copy) their pages in the forked children.
         gc.freeze()
@@ -182,5 +182,6 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         filled = slots.fill(site, fragments, csv_when_filled(site), processes=2)
     with times.phase("csv, other pages"):
         add_table_csv(site, filled | placed)
+    points_kept()
     cache.save()
     return site / "index.html"

@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from orchestrator.gate import GateConf
 from orchestrator.store.reads import aa_pairs, parse_selector
 
-from . import aggregates, history_cache, queries, read_cache
+from . import aggregates, forked, history_cache, queries, read_cache
 from .caveats import with_caveats
 from .comparisons import HistoryReader, SiteVerdicts, read_verdicts
 from .run_site import detailed_runs, log_files
@@ -45,9 +46,11 @@ def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
         con.close()
 
 
-def read_points(db: Path, cache: SiteCache, first: RunReads) -> pd.DataFrame:
+def read_points(db: Path, cache: SiteCache, first: RunReads
+                ) -> tuple[pd.DataFrame, Callable[[], None]]:
     """Every run's points (those of runs unchanged since the last build from its cache), with
-    their runs' caveats."""
+    their runs' caveats, and a function that waits until a forked child has kept them in the
+    cache for the next build."""
     con = queries.open_results(db)
     # One DuckDB thread: the run pages' worker keeps the other core busy meanwhile, and the
     # points' medians (200,000 groups) cost twice the CPU time in a parallel aggregate, whose
@@ -57,7 +60,9 @@ def read_points(db: Path, cache: SiteCache, first: RunReads) -> pd.DataFrame:
         points = read_cache.read_points(con, cache, first.fingerprints)
     finally:
         con.close()
-    return with_caveats(first.runs, points, set(first.instrumented))[1]
+    kept = forked.start(partial(read_cache.keep_points, cache, points, first.fingerprints),
+                        "tidemark-keep-points", nice=forked.LATER)
+    return with_caveats(first.runs, points, set(first.instrumented))[1], kept
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,9 @@ def points_through_the_cache(history: Path, cache_dir: Path) -> pd.DataFrame:
     con = duckdb.connect(str(history), read_only=True)
     try:
         cache = SiteCache(cache_dir)
-        cached = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        fingerprints = read_cache.run_fingerprints(con, cache)
+        cached = read_cache.read_points(con, cache, fingerprints)
+        read_cache.keep_points(cache, cached, fingerprints)
         cache.save()
         pd.testing.assert_frame_equal(cached, queries.read_points(con))
         return cached
@@ -198,32 +200,42 @@ def test_points_from_the_cache_equal_a_full_read_after_every_change(history: Pat
     both()
 
 
-def test_points_changed_build_after_build_are_put_into_one_file_again(
-        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each build writes only the changed runs' points to a file of its own; a run changed in
-    several builds is read from its newest file only; at MAX_FILES files all go into one."""
-    monkeypatch.setattr(read_cache, "MAX_FILES", 3)
+def test_points_kept_are_one_file_and_read_again_when_a_part_cannot_be_trusted(
+        history: Path, tmp_path: Path) -> None:
+    """One pickled file of points after each build (the same file while nothing changed);
+    an old run changed goes back to its place, an integer column is nullable only while a
+    NULL is among the points, and a damaged file or a run without a start time costs a read
+    of every run, never a different frame (points_through_the_cache compares each)."""
     cache_dir = tmp_path / "cache"
 
-    def both() -> set[str]:
+    def both() -> list[Path]:
         points_through_the_cache(history, cache_dir)
-        return {path.name for path in (cache_dir / read_cache.POINTS).iterdir()}
+        return sorted((cache_dir / read_cache.POINTS).iterdir())
 
     first = both()
-    assert len(first) == 1
-    seen = [first]
-    for index in (6, 7, 8):  # each build: a new run and a label changed on run 0
-        add_run(history, index)
-        store = Store(history)
-        store.set_label(run_id(0), f"label {index}")
-        store.close()
-        seen.append(both())
-    assert len(seen[1]) == 2 and seen[1] > first and len(seen[2]) == 3 and seen[2] > seen[1]
-    assert len(seen[3]) == 1 and not seen[3] & seen[2]  # 3 files: put into one again
+    assert len(first) == 1 and both() == first
+    written = first[0].stat().st_mtime_ns
+    assert both() == first and first[0].stat().st_mtime_ns == written  # not written again
     store = Store(history)
-    store.remove_run(run_id(8))
+    store.set_label(run_id(0), "baseline")  # the oldest run: read again, put first
     store.close()
-    assert both() == seen[3]  # nothing changed but a run removed: no file written
+    add_run(history, 6)
+    con = duckdb.connect(str(history))
+    con.execute("UPDATE invocations SET max_rss_kb = NULL WHERE run_id = ?", [run_id(6)])
+    con.close()
+    assert both() != first
+    assert str(points_through_the_cache(history, cache_dir)["rss_max_kb"].dtype) == "Int64"
+    store = Store(history)
+    store.remove_run(run_id(6))  # the only NULL gone: int64 again, as one read gives
+    store.close()
+    assert str(points_through_the_cache(history, cache_dir)["rss_max_kb"].dtype) == "int64"
+    (files := both())[0].write_bytes(b"damaged")
+    add_run(history, 7)
+    assert both() != files
+    con = duckdb.connect(str(history))
+    con.execute("UPDATE runs SET started_at = NULL WHERE run_id = ?", [run_id(3)])
+    con.close()
+    both()
 
 
 def test_history_from_the_cache_equals_the_cores_read_after_every_change(history: Path,

@@ -4,6 +4,10 @@ analysis.mann_whitney skips scipy's per-call wrapper and analysis.stats draws th
 resample positions once per pair of sample sizes; a verdict must not move by one bit, so both
 are compared with the plain calls on samples like the history's (few repetitions, ties,
 integers, zeros, infinities, NaN) with `==` on the floats, never approx."""
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
@@ -69,3 +73,28 @@ def test_bootstrap_ci_with_another_seed_level_and_resamples():
     for seed, resamples, level in [(1, 1000, 0.9), (7, 4000, 0.99), (BOOTSTRAP_SEED, 10, 0.5)]:
         assert (bootstrap_ratio_ci(base, cand, seed, resamples, level)
                 == _plain_bootstrap(base, cand, seed, resamples, level))
+
+
+SIZES = [(n1, n2) for n1 in range(1, 9) for n2 in range(1, 21)] + [(8, 46), (3, 243), (1, 1551)]
+
+
+@pytest.mark.parametrize("n1,n2", SIZES)
+def test_exact_u_distribution_is_scipys_bit_for_bit(n1, n2):
+    from scipy.stats._mannwhitneyu import _MWU
+    from orchestrator.analysis.mann_whitney import _exact_sf
+    every = range(n1 * n2 + 1)
+    tails = every if n1 * n2 <= 400 else [*every[:50], *every[-200:]]
+    for u in tails:
+        expected = _MWU(n1, n2).sf(np.int64(u))
+        found = _exact_sf(n1, n2, u)
+        assert found == expected and type(found) is type(expected), (n1, n2, u)
+
+
+def test_untied_small_samples_are_tested_without_importing_scipy():
+    script = ("import sys\n"
+              "from orchestrator.analysis.stats import summarize_samples\n"
+              "summarize_samples((10.0, 11.0, 12.5), (9.0, 9.5, 13.0, 8.0))\n"
+              "print(sorted(m for m in sys.modules if m.startswith('scipy')))\n")
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=True, cwd=Path(__file__).resolve().parents[1])
+    assert found.stdout.strip() == "[]"

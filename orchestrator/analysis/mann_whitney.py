@@ -12,6 +12,10 @@ Its wrapper (axis and NaN policy: signature inspection, broadcasting) costs ten 
 on the few repetitions of a benchmark, and the site asks it a thousand times. `two_sided_p` runs
 the same scipy steps on two 1-D float samples; anything else (NaNs, integers) goes to
 `mannwhitneyu` itself. tests/test_stats_bit_identity.py pins the answers to scipy's, bit for bit.
+
+The exact distribution is counted here, not by scipy: a benchmark's few repetitions rarely tie,
+so an incremental `tidemark site` that tests only its new run's series then never imports
+scipy.stats (0.5–1 s of its 5 s goal, most of it parsing docstrings).
 """
 from __future__ import annotations
 
@@ -37,19 +41,20 @@ def _scipy() -> SimpleNamespace:
 
 def two_sided_p(x: Sequence[float], y: Sequence[float]) -> float:
     """`float(mannwhitneyu(x, y, alternative="two-sided").pvalue)`, bit for bit."""
-    sp = _scipy()
     a, b = np.atleast_1d(x), np.atleast_1d(y)
     if (a.dtype != np.float64 or b.dtype != np.float64 or a.ndim != 1 or b.ndim != 1
             or not a.size or not b.size or np.isnan(a).any() or np.isnan(b).any()):
-        return float(sp.mannwhitneyu(x, y, alternative="two-sided").pvalue)
+        return float(_scipy().mannwhitneyu(x, y, alternative="two-sided").pvalue)
     n1, n2 = a.size, b.size
     tied = len(set(x) | set(y)) < n1 + n2  # == as the ranking compares: 0.0 ties -0.0
-    if sp.mwu_method(n1, n2, tied) == "exact":
+    # scipy's choice (_mwu_choose_method): exact when a sample is small and nothing ties.
+    if min(n1, n2) <= 8 and not tied:
         # Without ties the ranks are 1 … n1+n2 and U1 = R1 − n1(n1+1)/2 counts the pairs with
         # x above y: integers, exact in floating point either way.
         u1 = int(np.count_nonzero(a[:, None] > b[None, :]))
         p = _exact_sf(n1, n2, max(u1, n1 * n2 - u1)) * 2
     else:
+        sp = _scipy()
         ranks, ties = sp.rankdata(np.concatenate((a, b)), "average", return_ties=True)
         u1 = ranks[:n1].sum(axis=-1) - n1 * (n1 + 1) / 2
         u = np.maximum(u1, n1 * n2 - u1)
@@ -61,7 +66,29 @@ def two_sided_p(x: Sequence[float], y: Sequence[float]) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _exact_sf(n1: int, n2: int, u: int) -> np.float64:
-    """P(U' ≥ u) under the null, as scipy computes it (a function of the sizes and u only:
-    scipy's cached table of counts grows, but each entry and prefix sum is the same)."""
-    return _scipy().MWU(n1, n2).sf(np.int64(u))
+    """P(U' ≥ u) under the null, as scipy's `_MWU(n1, n2).sf(u)` computes it: the same counts
+    divided by the same total, summed from the left in the same order."""
+    total = math.comb(n1 + n2, n1)
+    # scipy counts in float64 dot products (counts × divisor sums, ≤ u terms of each): exact,
+    # and so equal to these integers, while total · (n1+n2)⁴ bounds them below 2**53.
+    if total * (n1 + n2) ** 4 >= 2 ** 53:
+        return _scipy().MWU(n1, n2).sf(np.int64(u))
+    below = n1 * n2 - u  # the distribution is symmetric: scipy sums the smaller tail
+    pmf = np.array(_u_counts(min(n1, n2), max(n1, n2))[:min(u, below) + 1],
+                   dtype=np.float64) / np.float64(total)
+    if u < below:
+        return 1. - np.cumsum(pmf)[u] + pmf[u]
+    return np.cumsum(pmf)[below]
 
+
+@functools.lru_cache(maxsize=256)
+def _u_counts(n1: int, n2: int) -> tuple[int, ...]:
+    """How many of the C(n1+n2, n1) orderings of the two samples give U = 0 … n1·n2: the
+    coefficients of the Gaussian binomial [n1+n2 choose n1]_q = Π (1 − q^(n2+i)) / (1 − q^i)."""
+    counts = [1] + [0] * (n1 * n2)
+    for i in range(1, n1 + 1):
+        for k in range(len(counts) - 1, n2 + i - 1, -1):  # × (1 − q^(n2+i))
+            counts[k] -= counts[k - n2 - i]
+        for k in range(i, len(counts)):  # ÷ (1 − q^i)
+            counts[k] += counts[k - i]
+    return tuple(counts)
