@@ -14,8 +14,13 @@ from typing import Any
 import jinja2
 
 
-def on_env(env: jinja2.Environment, config: Any, files: Any) -> jinja2.Environment:
-    folder = Path(config.config_file_path).parent / "cache" / f"jinja-{metadata.version('jinja2')}"
+def compiled_templates(out: Path) -> jinja2.FileSystemBytecodeCache:
+    """Where a build into `out` keeps Jinja2 templates compiled (the theme's and our pages')."""
+    folder = out / "cache" / f"jinja-{metadata.version('jinja2')}"
     folder.mkdir(parents=True, exist_ok=True)
-    env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
+    return jinja2.FileSystemBytecodeCache(str(folder))
+
+
+def on_env(env: jinja2.Environment, config: Any, files: Any) -> jinja2.Environment:
+    env.bytecode_cache = compiled_templates(Path(config.config_file_path).parent)
     return env

@@ -18,12 +18,12 @@ from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.store.reads import parse_selector
 
-from . import charts, forked, render, slots
+from . import charts, forked, read_cache, render, slots
 from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
-from .site_snapshot import check_snapshot, take_snapshot
+from .site_snapshot import check_snapshot, damage_to_user, take_snapshot
 from .site_pages import write_pages
 from .site_reads import read_points, read_results, read_runs
 from .stats_site import start_stats_pages
@@ -104,23 +104,29 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
         copy = taken() if taken else take_snapshot(db, out)
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
     # 5 s goal with the other core idle); nothing is built into site/ before it is done.
-    checked = forked.start(lambda: check_snapshot(copy, db), "tidemark-db-check")
+    checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
+                           "tidemark-db-check")
     mkdocs = render.start_mkdocs(out / "mkdocs.log")  # it imports meanwhile, then waits
+    render.keep_compiled(out)
     try:
         return _build_from(copy, out, gate, times, checked, mkdocs)
-    except Exception:
+    except Exception as error:
         try:
             checked()
         except UserError:  # a damaged DB: its one line, not whatever a bad block's read raised
             raise
         except Exception:  # noqa: BLE001 - the check's own failure: the build's error says more
             pass
+        said = damage_to_user(error, db)  # a table the check left to the build's own reads
+        if said is not error:
+            raise said from None
         raise
     finally:
         if mkdocs.poll() is None:  # the build stopped before MkDocs was told to build
             mkdocs.kill()
             mkdocs.wait()
         gc.unfreeze()
+        render.keep_compiled(None)
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
 

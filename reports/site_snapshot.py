@@ -3,9 +3,13 @@ of its own, light to import: the CLI starts the copy before it imports the site'
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Collection
+
+import duckdb
 
 from orchestrator.errors import UserError
-from orchestrator.store.connection import check_database, connect, damage_error, snapshot
+from orchestrator.store.connection import (check_database, connect, damage_error, is_damage,
+                                           snapshot)
 
 
 def take_snapshot(db: Path, out: Path) -> Path:
@@ -16,14 +20,24 @@ def take_snapshot(db: Path, out: Path) -> Path:
     return snapshot(db, out / "snapshot.duckdb")
 
 
-def check_snapshot(copy: Path, original: Path) -> None:
-    """Every block of the copy read once (1 s for 600,000 invocations): a damaged DB stops the
-    site in one line naming the original file, never a page half built from bad blocks."""
+def check_snapshot(copy: Path, original: Path, read_elsewhere: Collection[str] = ()) -> None:
+    """Every block of the copy read once (1 s for 600,000 invocations) but those of the tables
+    in `read_elsewhere`, which the build reads in full itself: a damaged DB stops the site in
+    one line naming the original file (`damage_to_user`), never a page half built from bad
+    blocks."""
     try:
         con = connect(copy, read_only=True)
     except UserError as error:
         raise damage_error(original, error) from None
     try:
-        check_database(con, original)  # its error names the user's file, not our copy of it
+        check_database(con, original, read_elsewhere)  # its error names the user's file
     finally:
         con.close()
+
+
+def damage_to_user(error: Exception, original: Path) -> Exception:
+    """A build's error as the user should read it: a damaged block of the copy, found by any
+    read, names the original file and the way to restore it (as the check's error does)."""
+    if isinstance(error, duckdb.Error) and is_damage(error):
+        return damage_error(original, error)
+    return error

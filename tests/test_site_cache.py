@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from orchestrator.build import Build
+from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store, reads
@@ -560,3 +561,22 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
         assert tables == written.written[page.run_id] and len(tables) >= 3, page.run_id
         body = run_site.fill_table_slots(pages.convert(page.src).content, tables, page.src)
         assert body == pages.convert(page.src.replace(".md", "-tables.md")).content
+
+
+@pytest.mark.parametrize("table", ["metrics", "builds"])
+def test_a_damaged_block_stops_the_build_in_one_line_naming_the_db(history: Path, tmp_path: Path,
+                                                                   table: str) -> None:
+    """The check skips the tables the build reads in full itself (metrics: read_cache) and
+    reads the others (builds): either way the error names the user's file and the restore."""
+    con = duckdb.connect(str(history), read_only=True)
+    (block,) = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') "
+                           "WHERE block_id >= 0").fetchone()
+    con.close()
+    with history.open("r+b") as handle:  # DuckDB: 3 headers of 4 KiB, then 256 KiB blocks
+        handle.seek(3 * 4096 + block * 262144 + 64)
+        handle.write(b"\xff" * 4096)
+    with pytest.raises(UserError) as raised:
+        build_site(history, tmp_path / "out")
+    said = str(raised.value)
+    assert f"results database {history} is damaged" in said and "\n" not in said
+    assert f"tidemark db restore --db {history}" in said
