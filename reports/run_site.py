@@ -4,6 +4,8 @@ pages themselves are built beside it (run_assembly.py, page_shell.py), each only
 or what its links point to changed since the last build into the same out folder."""
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -75,10 +77,18 @@ def log_files(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, s
                        "(SELECT unnest(?::VARCHAR[])) ORDER BY run_id, seq", [run_ids]).fetchall()
     facts: dict[str, list[object]] = {run: [] for run in run_ids}
     for run_id, seq, log_path in rows:
-        path = Path(log_path) if log_path else None
-        stat = path.stat() if path is not None and path.is_file() else None
-        facts[run_id].append((seq, log_path, stat and (stat.st_size, stat.st_mtime_ns)))
+        facts[run_id].append((seq, log_path, _size_and_time(log_path)))
     return {run: digest(found) for run, found in facts.items()}
+
+
+def _size_and_time(log_path: str | None) -> tuple[int, int] | None:
+    """A log file's size and time, None if it is gone (or not a file): one stat per log, as
+    every build asks for tens of thousands of them."""
+    try:
+        found = os.stat(log_path) if log_path else None
+    except OSError:
+        return None
+    return (found.st_size, found.st_mtime_ns) if found and stat.S_ISREG(found.st_mode) else None
 
 
 class _TableSlots:
