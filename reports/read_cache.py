@@ -17,7 +17,9 @@ runs must add up to the hash of the whole metrics table, else every run's is rea
 """
 from __future__ import annotations
 
+import contextlib
 import pickle
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -26,7 +28,7 @@ import pandas as pd
 
 from orchestrator.store.reads import has_table
 
-from . import queries
+from . import queries, site_cache
 from .site_cache import SiteCache, digest
 
 FINGERPRINTS = "run-fingerprints"
@@ -79,40 +81,55 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[s
     return {run: digest(row, metrics[run]) for run, row in rows.items()}
 
 
+@dataclass(frozen=True)
+class PointsRead:
+    """The points `read_points` gave, and the cache file that is to hold exactly them."""
+    frame: pd.DataFrame
+    file: str  # its name: the generator's fingerprint, the time zone and every run's
+    loaded: bool  # the file is the one read for this frame, as it is: nothing to write
+
+
 def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
-                fingerprints: dict[str, str]) -> pd.DataFrame:
+                fingerprints: dict[str, str]) -> PointsRead:
     """`queries.read_points`, computing only the runs whose fingerprint changed: the others'
-    points are the last build's (`keep_points` pickled them as this returned them)."""
+    points are the last build's (`keep_points` pickled them as this returned them), if it
+    read them in the same time zone (DuckDB gives the start times in the session's)."""
+    zone = con.execute("SELECT current_setting('TimeZone')").fetchone()[0]
     stored = cache.entries(POINTS).get(POINTS)
-    facts: dict[str, Any] = stored[1] if stored else {}
+    facts: dict[str, Any] = stored[1] if stored and stored[1].get("timezone") == zone else {}
     known: dict[str, str] = facts.get("runs", {})
     kept = {run for run, key in fingerprints.items() if known.get(run) == key}
-    last = _last_points(cache, facts.get("file")) if kept else None
+    last_file = facts["files"][0] if kept and facts.get("files") else None
+    last = _last_points(cache, last_file)
     points = _with_changed_runs(con, last, kept, fingerprints) if last is not None else None
     if points is None:  # no usable last build: every run's points, as one read gives them
         queries.create_points_table(con, "tm_points", None)
         points = _frame(con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}"))
-    name = _file_name(fingerprints)
-    cache.store(POINTS, POINTS, POINTS, {"runs": dict(fingerprints), "file": name,
+    # A name no other content gets: a new version of the code (or DuckDB) must not meet the
+    # last version's file, even where that file could not be written again.
+    name = f"{digest(site_cache.generator_fingerprint(), zone, sorted(fingerprints.items()))}.pkl"
+    cache.store(POINTS, POINTS, POINTS, {"runs": dict(fingerprints), "timezone": zone,
                                          "files": [name]})
-    return points
+    return PointsRead(points, name, last is not None and last_file == name)
 
 
-def _file_name(fingerprints: dict[str, str]) -> str:
-    """The points of exactly these runs as they are now (a name no other content gets)."""
-    return f"{digest(sorted(fingerprints.items()))}.pkl"
-
-
-def keep_points(cache: SiteCache, points: pd.DataFrame, fingerprints: dict[str, str]) -> None:
-    """Pickle what `read_points` returned for the next build (under the name it stored; a
-    temporary file first, so that a build killed meanwhile leaves none or a whole one)."""
-    target = cache.file(POINTS, _file_name(fingerprints))
-    if target.is_file():  # the last build's, of the same runs: the same points
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
+def keep_points(cache: SiteCache, read: PointsRead) -> str | None:
+    """Pickle what `read_points` returned for the next build (a temporary file first, so that
+    a build killed meanwhile leaves none or a whole one). Returns why it could not: the site
+    is built all the same, and the next build reads every run's points again."""
+    if read.loaded:
+        return None
+    target = cache.file(POINTS, read.file)
     temporary = target.with_suffix(".tmp")
-    temporary.write_bytes(pickle.dumps(points, protocol=5))
-    temporary.replace(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(pickle.dumps(read.frame, protocol=5))
+        temporary.replace(target)
+    except OSError as error:
+        with contextlib.suppress(OSError):  # none was made, or its folder is not one
+            temporary.unlink(missing_ok=True)
+        return f"the points were not kept for the next build ({error.strerror or error})"
+    return None
 
 
 def _last_points(cache: SiteCache, name: str | None) -> pd.DataFrame | None:

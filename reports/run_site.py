@@ -86,7 +86,7 @@ def _size_and_time(log_path: str | None) -> tuple[int, int] | None:
     every build asks for tens of thousands of them."""
     try:
         found = os.stat(log_path) if log_path else None
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which no file has
         return None
     return (found.st_size, found.st_mtime_ns) if found and stat.S_ISREG(found.st_mode) else None
 

@@ -107,8 +107,8 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
     checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
                            "tidemark-db-check")
     mkdocs = render.start_mkdocs(out / "mkdocs.log")  # it imports meanwhile, then waits
-    render.keep_compiled(out)
     try:
+        render.keep_compiled(out)
         return _build_from(copy, out, gate, times, checked, mkdocs)
     except Exception as error:
         try:
@@ -188,6 +188,8 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         filled = slots.fill(site, fragments, csv_when_filled(site), processes=2)
     with times.phase("csv, other pages"):
         add_table_csv(site, filled | placed)
-    points_kept()
+    problem = points_kept()
+    if problem:
+        times.notes.append(problem)
     cache.save()
     return site / "index.html"

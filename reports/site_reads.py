@@ -47,22 +47,22 @@ def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
 
 
 def read_points(db: Path, cache: SiteCache, first: RunReads
-                ) -> tuple[pd.DataFrame, Callable[[], None]]:
+                ) -> tuple[pd.DataFrame, Callable[[], str | None]]:
     """Every run's points (those of runs unchanged since the last build from its cache), with
     their runs' caveats, and a function that waits until a forked child has kept them in the
-    cache for the next build."""
+    cache for the next build (it gives why it could not, or None)."""
     con = queries.open_results(db)
     # One DuckDB thread: the run pages' worker keeps the other core busy meanwhile, and the
     # points' medians (200,000 groups) cost twice the CPU time in a parallel aggregate, whose
     # merge also leaves the means' last bits to chance; one thread gives the same every time.
     con.execute("SET threads = 1")
     try:
-        points = read_cache.read_points(con, cache, first.fingerprints)
+        read = read_cache.read_points(con, cache, first.fingerprints)
     finally:
         con.close()
-    kept = forked.start(partial(read_cache.keep_points, cache, points, first.fingerprints),
-                        "tidemark-keep-points", nice=forked.LATER)
-    return with_caveats(first.runs, points, set(first.instrumented))[1], kept
+    kept = forked.start(partial(read_cache.keep_points, cache, read), "tidemark-keep-points",
+                        nice=forked.LATER)
+    return with_caveats(first.runs, read.frame, set(first.instrumented))[1], kept
 
 
 @dataclass(frozen=True)

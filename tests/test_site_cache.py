@@ -7,6 +7,7 @@ real log files for the detailed run pages' log tails; every build is a real `mkd
 from __future__ import annotations
 
 import filecmp
+import os
 import pickle
 import shutil
 from datetime import datetime, timedelta, timezone
@@ -22,8 +23,10 @@ from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store, reads
-from reports import history_cache, queries, read_cache, run_site, site, tools_site
+from reports import history_cache, queries, read_cache, run_site, site, site_cache, tools_site
 from reports import run_assembly
+from reports.mkdocs_hooks import compiled_templates
+from reports.render import TEMPLATES
 from reports.run_assembly import BODIES
 from reports.site import build_site
 from reports.site_cache import SiteCache
@@ -161,18 +164,19 @@ def site_verdicts(db: Path) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     return runs, points, found
 
 
-def points_through_the_cache(history: Path, cache_dir: Path) -> pd.DataFrame:
+def points_through_the_cache(history: Path, cache_dir: Path,
+                             zone: str = "UTC") -> pd.DataFrame:
     """One build's read of the points with the cache in `cache_dir`, checked equal to a read
-    of every run."""
+    of every run (in the session time zone `zone`: DuckDB gives the start times in it)."""
     con = duckdb.connect(str(history), read_only=True)
     try:
+        con.execute(f"SET TimeZone = '{zone}'")
         cache = SiteCache(cache_dir)
-        fingerprints = read_cache.run_fingerprints(con, cache)
-        cached = read_cache.read_points(con, cache, fingerprints)
-        read_cache.keep_points(cache, cached, fingerprints)
+        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        assert read_cache.keep_points(cache, read) is None
         cache.save()
-        pd.testing.assert_frame_equal(cached, queries.read_points(con))
-        return cached
+        pd.testing.assert_frame_equal(read.frame, queries.read_points(con))
+        return read.frame
     finally:
         con.close()
 
@@ -231,12 +235,52 @@ def test_points_kept_are_one_file_and_read_again_when_a_part_cannot_be_trusted(
     store.close()
     assert str(points_through_the_cache(history, cache_dir)["rss_max_kb"].dtype) == "int64"
     (files := both())[0].write_bytes(b"damaged")
+    assert both() == files and pickle.loads(files[0].read_bytes()) is not None  # written again
     add_run(history, 7)
     assert both() != files
     con = duckdb.connect(str(history))
     con.execute("UPDATE runs SET started_at = NULL WHERE run_id = ?", [run_id(3)])
     con.close()
     both()
+
+
+def test_points_of_another_version_or_time_zone_are_not_reused(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept points hold what this version read in this time zone: a new version of the
+    code reads every run again, even where the last version's file has the very name it would
+    write (here: the same runs), and so does a session in another zone (its start times)."""
+    cache_dir = tmp_path / "cache"
+    points_through_the_cache(history, cache_dir)
+    (kept,) = (cache_dir / read_cache.POINTS).iterdir()
+    old = pickle.loads(kept.read_bytes())
+    old["ops_median"] *= 2  # what an older version might have computed
+    monkeypatch.setattr(site_cache, "generator_fingerprint", lambda: "a newer version")
+    kept.write_bytes(pickle.dumps(old))
+    points_through_the_cache(history, cache_dir)  # every run read: equal to one read
+    points_through_the_cache(history, cache_dir)  # this version's file: equal again
+    points_through_the_cache(history, cache_dir, "Europe/Paris")
+    assert str(points_through_the_cache(history, cache_dir, "UTC")["started_at"].dtype) == \
+        "datetime64[us, UTC]"
+
+
+def test_points_not_kept_are_said_and_read_again(history: Path, tmp_path: Path) -> None:
+    """A cache that cannot be written (a full disk) costs the next build a read of every run;
+    the site is built all the same, and the build says so."""
+    cache_dir = tmp_path / "cache"
+    (cache_dir / read_cache.POINTS).mkdir(parents=True)
+    (cache_dir / read_cache.POINTS).chmod(0o500)
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        cache = SiteCache(cache_dir)
+        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        if os.geteuid() == 0:  # root writes anyway: a file where the folder should be
+            (cache_dir / read_cache.POINTS).chmod(0o700)
+            (cache_dir / read_cache.POINTS).rmdir()
+            (cache_dir / read_cache.POINTS).write_text("not a folder")
+        said = read_cache.keep_points(cache, read)
+    finally:
+        con.close()
+    assert said is not None and said.startswith("the points were not kept for the next build (")
 
 
 def test_history_from_the_cache_equals_the_cores_read_after_every_change(history: Path,
@@ -350,6 +394,22 @@ def test_a_new_build_time_rewrites_no_unchanged_run_page(history: Path, tmp_path
     assert (page.stat().st_ino, page.read_bytes()) == before
     header = (out / "site" / "assets" / "generated.js").read_text()
     assert "Generated 2026-02-02 09:00 UTC from 7 runs" in header and run_id(6) in header
+
+
+def test_templates_are_kept_compiled_between_builds(history: Path, tmp_path: Path) -> None:
+    """Our page templates and the theme's are compiled once, into out/cache, and loaded from
+    there by the next build (Jinja2's bytecode cache checks each template's source)."""
+    out = tmp_path / "out"
+    build_site(history, out)
+    kept = compiled_templates(out)
+    ours = [Path(kept.directory) / (kept.pattern % kept.get_cache_key(name, str(TEMPLATES / name)))
+            for name in ("index.md.j2", "sections.md.j2", "run.md.j2")]
+    assert all(path.is_file() for path in ours)
+    assert len(list(Path(kept.directory).iterdir())) > len(ours)  # the theme's too
+    written = [path.stat().st_mtime_ns for path in ours]
+    add_run(history, 6)
+    build_site(history, out)
+    assert [path.stat().st_mtime_ns for path in ours] == written  # loaded, not compiled again
 
 
 def test_a_new_version_of_the_code_rebuilds_every_run_page(history: Path, tmp_path: Path,
@@ -563,11 +623,13 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
         assert body == pages.convert(page.src.replace(".md", "-tables.md")).content
 
 
-@pytest.mark.parametrize("table", ["metrics", "builds"])
+@pytest.mark.parametrize("table", [*[t for t in read_cache.READ_IN_FULL if t != "run_notes"],
+                                   "builds", "machines"])
 def test_a_damaged_block_stops_the_build_in_one_line_naming_the_db(history: Path, tmp_path: Path,
                                                                    table: str) -> None:
-    """The check skips the tables the build reads in full itself (metrics: read_cache) and
-    reads the others (builds): either way the error names the user's file and the restore."""
+    """The check skips the tables the build reads in full itself (read_cache.READ_IN_FULL; this
+    history has no notes) and reads the others: either way the error names the user's file and
+    the restore."""
     con = duckdb.connect(str(history), read_only=True)
     (block,) = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') "
                            "WHERE block_id >= 0").fetchone()

@@ -75,7 +75,9 @@ def test_bootstrap_ci_with_another_seed_level_and_resamples():
                 == _plain_bootstrap(base, cand, seed, resamples, level))
 
 
-SIZES = [(n1, n2) for n1 in range(1, 9) for n2 in range(1, 21)] + [(8, 46), (3, 243), (1, 1551)]
+# The last ones: just inside and just past the size where the counts stop being exact.
+SIZES = [(n1, n2) for n1 in range(1, 9) for n2 in range(1, 21)] + [
+    (8, 46), (3, 243), (1, 1551), (8, 47), (47, 8), (3, 244)]
 
 
 @pytest.mark.parametrize("n1,n2", SIZES)
