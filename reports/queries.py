@@ -319,25 +319,16 @@ def read_phases(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFr
 def read_points(con: duckdb.DuckDBPyConnection,
                 run_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per (run, series) of `run_ids` (None: every run), oldest run first: medians,
-    min/max/mean/std of ops/s."""
+    min/max/mean/std of ops/s; equal texts share one object (share_equal_texts)."""
     _metrics_wide(con, run_ids)
     query, params = _points_of(run_ids)
-    return decode_json(con.execute(query, params).df())
+    return decode_json(share_equal_texts(con.execute(query, params).df()))
 
 
 def _points_of(run_ids: Sequence[str] | None) -> tuple[str, list[object]]:
     if run_ids is None:
         return _POINTS.format(runs=""), []
     return _POINTS.format(runs="AND i.run_id IN (SELECT unnest(?::VARCHAR[]))"), [list(run_ids)]
-
-
-def create_points_table(con: duckdb.DuckDBPyConnection, name: str,
-                        run_ids: Sequence[str] | None) -> None:
-    """The points of `run_ids` (None: every run) as temporary table `name`, in SQL types, so
-    points read at different times are put together by DuckDB exactly as one read would be."""
-    _metrics_wide(con, run_ids)
-    query, params = _points_of(run_ids)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}", params)
 
 
 def read_invocations(con: duckdb.DuckDBPyConnection, run_ids: list[str],

@@ -3,7 +3,7 @@
 
 Each run gets a fingerprint from the DB itself: a hash of its `runs` row (label, notes, status,
 machine state…), of the notes people wrote about it, of every column of its invocations and of
-every row of their metrics. Points (one row per run × series, `queries.create_points_table`)
+every row of their metrics. Points (one row per run × series, `queries.read_points`)
 of runs whose fingerprint is unchanged come from the last build's, pickled as it read them (a
 61 MB file of 1,000 runs × 200 series loads in 0.06 s, where DuckDB took 1.4 s to read them
 back); only the other runs' are computed, and they are put in the order and column types one
@@ -103,8 +103,7 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
     last = _last_points(cache, last_file)
     points = _with_changed_runs(con, last, kept, fingerprints) if last is not None else None
     if points is None:  # no usable last build: every run's points, as one read gives them
-        queries.create_points_table(con, "tm_points", None)
-        points = _frame(con.execute(f"SELECT * FROM tm_points ORDER BY {queries.POINTS_ORDER}"))
+        points = queries.read_points(con)
     # A name no other content gets: a new version of the code (or DuckDB) must not meet the
     # last version's file, even where that file could not be written again.
     name = f"{digest(site_cache.generator_fingerprint(), zone, sorted(fingerprints.items()))}.pkl"
@@ -144,10 +143,6 @@ def _last_points(cache: SiteCache, name: str | None) -> pd.DataFrame | None:
     return points if isinstance(points, pd.DataFrame) else None
 
 
-def _frame(result: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return queries.decode_json(queries.share_equal_texts(result.df()))
-
-
 def _with_changed_runs(con: duckdb.DuckDBPyConnection, last: pd.DataFrame, kept: set[str],
                        fingerprints: dict[str, str]) -> pd.DataFrame | None:
     """The kept runs' points from `last` and the changed runs' from the DB, in POINTS_ORDER:
@@ -158,9 +153,7 @@ def _with_changed_runs(con: duckdb.DuckDBPyConnection, last: pd.DataFrame, kept:
     old = last["run_id"].isin(kept).to_numpy()
     parts = [last if old.all() else last.iloc[np.flatnonzero(old)]]
     if changed:
-        queries.create_points_table(con, "tm_new_points", changed)
-        parts.append(_frame(con.execute(
-            f"SELECT * FROM tm_new_points ORDER BY {queries.POINTS_ORDER}")))
+        parts.append(queries.read_points(con, changed))
     points = _as_one_read(pd.concat(parts, ignore_index=True) if len(parts) > 1
                           else parts[0].reset_index(drop=True))
     if points["started_at"].isna().any():
