@@ -16,7 +16,8 @@ system:
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+# The C source too: pip install compiles it (pyproject.toml: ext-modules).
+$(STAMP): pyproject.toml constraints.txt orchestrator/analysis/_edivisive.c
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[test]'

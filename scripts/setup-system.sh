@@ -5,7 +5,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(
-  build-essential g++ cmake python3-venv ninja-build ccache pkg-config dpkg-dev git
+  build-essential g++ cmake python3-venv python3-dev ninja-build ccache pkg-config dpkg-dev git
   libgflags-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
   libgtest-dev libgmock-dev libbenchmark-dev util-linux linux-perf valgrind hyperfine
   chromium chromium-driver docker.io

@@ -1,9 +1,13 @@
 """The change-point detector equals a straightforward E-Divisive, bit for bit (pure).
 
 The reference below is the detector written the plain way: every distance by broadcast
-subtraction, every shuffle judged one at a time, no early exit written with arrays. The fast
-path must give the same steps and the same p-values on data with planted steps, on flat noise
-and on data full of ties (equal values make equal splits, where `>=` decides a hit).
+subtraction, every shuffle judged one at a time, no early exit written with arrays. Its one
+rule shared with the detector's C step (_edivisive.c) is the order in which each point's
+distances to the points before it are added, which fixes the bits: four running sums, by the
+other point's position modulo 4, over whole blocks of four, the rest added to the first, joined
+as (s0 + s1) + (s2 + s3). The fast path must give the same steps and the same p-values on data
+with planted steps, on flat noise and on data full of ties (equal values make equal splits,
+where `>=` decides a hit).
 """
 import numpy as np
 import pytest
@@ -11,14 +15,27 @@ import pytest
 from orchestrator.analysis.changepoints import CHUNK, _Segment, detect_change_points
 
 
+def _added_in_order(values: np.ndarray, start: float = 0.0) -> float:
+    """start + values[0] + values[1] + ..., left to right (cumsum adds one at a time)."""
+    return float(np.cumsum(np.r_[start, values])[-1])
+
+
+def _distances_to_earlier(x: np.ndarray) -> np.ndarray:
+    """Σ_{j<i} |x_i - x_j| for each i, added in the detector's order."""
+    earlier = np.empty(x.size)
+    for i in range(x.size):
+        distances, whole = np.abs(x[i] - x[:i]), i // 4 * 4
+        sums = [_added_in_order(distances[k:whole:4]) for k in range(4)]
+        sums[0] = _added_in_order(distances[whole:], sums[0])
+        earlier[i] = (sums[0] + sums[1]) + (sums[2] + sums[3])
+    return earlier
+
+
 def _reference_q(x: np.ndarray, order: np.ndarray, min_size: int) -> np.ndarray:
-    """Q(τ) of one ordering, as E-Divisive defines it (float32 distances, as the detector)."""
+    """Q(τ) of one ordering, as E-Divisive defines it."""
     n = x.size
-    centred = (x - np.median(x)).astype(np.float32)[order]
-    dist = np.abs(centred[None, :, None] - centred[None, None, :])
-    earlier = np.einsum("bij,ij->bi", dist, np.tri(n, k=-1, dtype=np.float32))[0]
     within = np.zeros(n + 1)
-    np.cumsum(earlier, out=within[1:])
+    np.cumsum(_distances_to_earlier(x[order]), out=within[1:])
     within *= 2.0
     prefix = np.zeros(n + 1)
     np.cumsum(np.abs(x[:, None] - x[None, :]).sum(axis=1)[order], out=prefix[1:])
@@ -107,3 +124,15 @@ def test_p_values_equal_the_reference_where_the_test_gives_up_early(kind):
         _, q = segment.best_split()
         fast = segment.significance(q, np.random.default_rng(seed), 199)
         assert fast == _reference_p(x, q, np.random.default_rng(seed), 199, 3)
+
+
+def test_the_c_step_refuses_buffers_that_disagree_in_size():
+    from orchestrator.analysis._edivisive import split_statistics
+
+    values = np.zeros((2, 10))
+    with pytest.raises(ValueError, match="disagree in size"):
+        split_statistics(values, np.zeros((2, 9)), 10, 3, 7, np.empty((2, 5)))
+    with pytest.raises(ValueError, match="disagree in size"):
+        split_statistics(values, np.zeros((2, 10)), 10, 3, 7, np.empty((2, 4)))
+    with pytest.raises(ValueError, match="bad shape"):
+        split_statistics(values, np.zeros((2, 10)), 10, 3, 10, np.empty((2, 8)))

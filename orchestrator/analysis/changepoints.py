@@ -1,20 +1,25 @@
 """Change points in a series' history: E-Divisive means with a permutation test (pure).
 
 Why our own ~80 lines instead of a package: `signal-processing-algorithms` (MongoDB's E-Divisive)
-pins its own numpy/scipy ranges and ships a C extension we would have to build here; `ruptures`
-offers penalised segmentation (PELT, Binseg) but no significance test, so its penalty is one more
-knob to tune per series. E-Divisive (Matteson & James 2014, alpha = 1) is what MongoDB uses for
+pins its own numpy/scipy ranges; `ruptures` offers penalised segmentation (PELT, Binseg) but no
+significance test, so its penalty is one more knob to tune per series. E-Divisive (Matteson & James 2014, alpha = 1) is what MongoDB uses for
 exactly this job: it makes no distribution assumption, needs no penalty, and its permutation test
 answers "would a split this strong appear in shuffled data?" at a chosen significance level. Our
-histories are short (tens to hundreds of runs), so the O(n²) distance matrices stay cheap.
+histories are short (tens to hundreds of runs), so the O(n²) distance sums stay cheap (in C:
+_edivisive.c).
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+try:
+    from ._edivisive import split_statistics
+except ImportError as missing:  # a source tree never installed: there is no other version
+    raise ImportError("orchestrator/analysis/_edivisive.c is not built: run `make setup` "
+                      "(pip install -e .) to compile it") from missing
 
 PERMUTATIONS = 199
 SEED = 1234
@@ -32,49 +37,17 @@ class ChangePoint:
         return (self.after_median / self.before_median - 1.0) * 100.0 if self.before_median else 0.0
 
 
-CHUNK = 25  # shuffles scored per numpy pass: bigger batches stop fitting in the CPU caches
-
-
-def _differences(xs: np.ndarray, out: np.ndarray) -> None:
-    """out[b, i, j] = xs[b, i] - xs[b, j], each rounded once as a subtraction rounds it.
-
-    Written as the product of [xs_i, 1] and [1, -xs_j] (one matrix product per ordering):
-    both products are exact and their sum is rounded once, so every element equals the
-    broadcast subtraction bit for bit, but a BLAS kernel writes it three times faster than
-    numpy's broadcasting loop, which pays its overhead once per row of n elements.
-    """
-    ones = np.ones_like(xs)
-    np.matmul(np.stack([xs, ones], axis=2), np.stack([ones, -xs], axis=1), out=out)
-
-
-@functools.lru_cache(maxsize=8)
-def _lower_triangle(n: int) -> np.ndarray:
-    """1 below the diagonal, 0 elsewhere (float32, read-only: shared by every segment of n)."""
-    lower = np.tri(n, k=-1, dtype=np.float32)
-    lower.flags.writeable = False
-    return lower
+CHUNK = 25  # shuffles scored per call: bigger batches stop fitting in the CPU caches
 
 
 class _Segment:
-    """One segment of the series and what every ordering of it shares, computed once: its
-    values centred and in float32, the row sums of its distance matrix, the lower-triangle
-    mask, the splits' sizes and the scratch array the distances are written into (a fresh 4 MB
-    array per batch cost its page faults, most of the time of a batch)."""
+    """One segment of the series and what every ordering of it shares, computed once: the row
+    sums of its distance matrix (they do not depend on the order) and the splits allowed."""
 
     def __init__(self, x: np.ndarray, min_size: int):
         self.x, self.n, self.min_size = x, x.size, min_size
-        # float32 halves the memory traffic of the one O(n²) step; centring keeps its precision.
-        self.centred = (x - np.median(x)).astype(np.float32)
         self.row_sums = np.abs(x[:, None] - x[None, :]).sum(axis=1)
-        self.lower = _lower_triangle(self.n)
-        self.scratch = np.empty((0, self.n, self.n), dtype=np.float32)
         self.taus = np.arange(min_size, self.n - min_size + 1)
-        # Per split τ: the left side's size m and the right's k, and the terms of Q made of them.
-        m, k = self.taus.astype(float), (self.n - self.taus).astype(float)
-        self.pairs_between, self.weight = m * k, m * k / self.n
-        # A one-point side has no pairs: its mean distance is 0 (within_* is 0 there too).
-        self.pairs_left = np.maximum(m * (m - 1), 1.0)
-        self.pairs_right = np.maximum(k * (k - 1), 1.0)
 
     def split_statistics(self, orders: np.ndarray) -> np.ndarray:
         """Q(τ) for every split τ of each ordering x[orders[b]] (E-Divisive means, alpha = 1);
@@ -88,29 +61,13 @@ class _Segment:
         """Q at each split of `taus` for each ordering. Shape (len(orders), len(taus)).
 
         Q needs, per τ, the sum of |xi - xj| within the first τ points, between both sides and
-        within the rest. Row sums of the distance matrix do not depend on the order, so the only
-        O(n²) work per ordering is the lower-triangle sum of each row, done for a batch of
-        orderings at once: the permutation test asks for hundreds of orderings per segment.
-        """
-        batch, n = orders.shape
-        taus = self.taus
-        if len(self.scratch) < batch:
-            self.scratch = np.empty((batch, n, n), dtype=np.float32)
-        dist = self.scratch[:batch]
-        _differences(self.centred[orders], out=dist)
-        np.abs(dist, out=dist)
-        earlier = np.einsum("bij,ij->bi", dist, self.lower)  # Σ_{j<i} |xi - xj|
-        within = np.zeros((batch, n + 1))  # within[:, t] = Σ_{i,j<t} |xi - xj|
-        np.cumsum(earlier, axis=1, out=within[:, 1:])
-        within *= 2.0
-        prefix = np.zeros((batch, n + 1))  # prefix[:, t] = Σ_{i<t} Σ_j |xi - xj|
-        np.cumsum(self.row_sums[orders], axis=1, out=prefix[:, 1:])
-        within_left = within[:, taus]
-        between = prefix[:, taus] - within_left
-        within_right = prefix[:, n:] - 2.0 * prefix[:, taus] + within_left
-        left = within_left / self.pairs_left
-        right = within_right / self.pairs_right
-        return self.weight * (between * 2.0 / self.pairs_between - left - right)
+        within the rest: from the row sums and, per ordering, each point's distances to the
+        points before it, the one O(n²) step, which _edivisive.c does in a fixed order of
+        additions (the same bits on every machine)."""
+        out = np.empty((len(orders), self.taus.size))
+        split_statistics(self.x[orders], self.row_sums[orders], self.n, int(self.taus[0]),
+                         int(self.taus[-1]), out)
+        return out
 
     def best_split(self) -> tuple[int, float]:
         q = self.split_statistics(np.arange(self.n)[None, :])[0]
