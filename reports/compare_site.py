@@ -18,6 +18,7 @@ from orchestrator.gate import GateConf
 from orchestrator.store import connect
 from orchestrator.store.reads import load_coverage, remembering_history
 
+from . import queries
 from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_file,
                             pair_payload, run_page)
 from .comparisons import SiteVerdicts, summary_reports
@@ -68,10 +69,11 @@ def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], 
     return results
 
 
-def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame,
+def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame | None,
                       gate: GateConf, baseline: str | None, summarized: str,
                       read: SiteVerdicts | None = None, cache: Path | None = None) -> int:
     """dest/compare/*.json for the chosen pairs; returns how many pairs were written.
+    `points`: the runs' points (None: the chosen pairs' are read from `db`);
     `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
     the pair the page opens with; `read`: the site's verdicts, read with `gate` from the same
     DB (what they read and compared is not read again); `cache`: the build's SiteCache folder,
@@ -85,6 +87,9 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataF
         plan = choose_pairs(read.coverage if read is not None and read.coverage is not None
                             else load_coverage(con), baseline)
         results = _verdicts(con, plan.pairs, gate, read, summaries)
+        paired = {run for pair in plan.pairs for run in pair}
+        lookup = _points_of(points if points is not None else
+                            queries.read_points(con, sorted(paired)), paired)
     finally:
         con.close()
     if kept is not None:
@@ -92,7 +97,6 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataF
         kept.save()  # this kind only: no other process writes it (verdict_cache.py)
     folder = dest / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    lookup = _points_of(points, {run for pair in plan.pairs for run in pair})
     for (base, cand), result in results.items():
         _write_json(folder / pair_file(base, cand), pair_payload(base, cand, result, lookup))
     _write_json(folder / "index.json", {

@@ -32,10 +32,7 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
             os.nice(nice)
             sender.send(("ok", work()))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
-            try:
-                sender.send(("error", error))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle
-                sender.send(("error", RuntimeError(traceback.format_exc())))
+            _send_error(sender, error)
 
     if multiprocessing.current_process().daemon:
         # A forked child forking again (multiprocessing gives a daemon child no children of
@@ -54,21 +51,69 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
         join = process.join
     sender.close()  # the child's copy stays open: its death ends recv() with EOFError
 
-    ended: list[tuple[str, Any]] = []  # a second wait gives the first one's outcome again
+    received, joined = _receiving(receiver, name), []
 
     def wait() -> Any:
+        try:
+            return received()
+        finally:
+            if not joined:  # once: a second wait gives the first one's outcome again
+                joined.append(True)
+                join()
+
+    return wait
+
+
+def start_in_stages(first: Callable[[], tuple[Any, Any]], then: Callable[[Any], Any],
+                    name: str, nice_then: int = 0) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """`start` for work in two stages whose first result the parent needs sooner: `first()`
+    gives (what the parent gets now, what `then` goes on with); the child sends the former as
+    soon as it has it, then runs `then(the latter)`, niced by `nice_then` (work the build needs
+    later). Returns the functions that wait for each result; an error in the first stage is
+    raised by both."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+
+    def work() -> Any:
+        try:
+            sent, kept = first()
+        except BaseException as error:
+            _send_error(sender, error)
+            raise
+        sender.send(("ok", sent))
+        sender.close()
+        os.nice(nice_then)
+        return then(kept)
+
+    wait_then = start(work, name)
+    sender.close()  # the child's copy stays open: its death ends recv() with EOFError
+    return _receiving(receiver, name), wait_then
+
+
+def _receiving(receiver: Any, name: str) -> Callable[[], Any]:
+    """A function that gives what the child sent on `receiver` (again on a second call), or
+    raises the error it sent or its death."""
+    ended: list[tuple[str, Any]] = []
+
+    def received() -> Any:
         if not ended:
             try:
                 ended.append(receiver.recv())
             except EOFError:
                 ended.append(("error", RuntimeError(f"the process {name} died")))
-            join()
         outcome, value = ended[0]
         if outcome != "ok":
             raise value
         return value
 
-    return wait
+    return received
+
+
+def _send_error(sender: Any, error: BaseException) -> None:
+    try:
+        sender.send(("error", error))
+    except Exception:  # noqa: BLE001 - an exception that does not pickle
+        sender.send(("error", RuntimeError(traceback.format_exc())))
 
 
 def die_with_parent(parent: int) -> None:

@@ -94,6 +94,9 @@ _RUNS = """
 # The points' order: oldest run first, then workload, threads and series (a total order: one
 # point per run and series), wherever points are read or put together.
 POINTS_ORDER = "started_at, run_id, workload, threads, series_key"
+# The invocations a point is made of. An attempt the interference policy rejected and ran
+# again is not a repetition.
+_POINT_INVOCATIONS = f"i.phase = 'measured' AND NOT {rejected_attempt_sql('i')}"
 
 # One row per (run, series): the medians and spread over its measured repetitions.
 _POINTS = f"""
@@ -110,8 +113,7 @@ _POINTS = f"""
                -- Measured to the end, but maybe not under the declared cache state.
                i.status IN ('ok', 'condition_not_met') AS ran
         FROM invocations i LEFT JOIN metrics_wide m USING (invocation_id)
-        -- An attempt the interference policy rejected and ran again is not a repetition.
-        WHERE i.phase = 'measured' AND NOT {rejected_attempt_sql('i')} {{runs}})
+        WHERE {_POINT_INVOCATIONS} {{runs}})
     SELECT x.run_id, x.series_key, any_value(x.workload) AS workload,
            any_value(x.benchmark) AS benchmark, any_value(x.threads) AS threads,
            any_value(x.params::VARCHAR) AS params, any_value(x.cache_state) AS cache_state,
@@ -323,6 +325,22 @@ def read_points(con: duckdb.DuckDBPyConnection,
     _metrics_wide(con, run_ids)
     query, params = _points_of(run_ids)
     return decode_json(share_equal_texts(con.execute(query, params).df()))
+
+
+# Each workload's newest run: the run of its last point in POINTS_ORDER (ascending, NULL start
+# times last), read without the points (the verdicts are read while the points are).
+_LATEST_RUNS = f"""
+    SELECT w.workload, w.run_id
+    FROM (SELECT DISTINCT i.workload, i.run_id FROM invocations i
+          WHERE {_POINT_INVOCATIONS}) w JOIN runs r USING (run_id)
+    QUALIFY row_number() OVER (PARTITION BY w.workload
+                               ORDER BY r.started_at DESC NULLS FIRST, w.run_id DESC) = 1
+    ORDER BY w.workload"""
+
+
+def read_latest_runs(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """workload → the newest run that measured it (the run of its newest point)."""
+    return dict(con.execute(_LATEST_RUNS).fetchall())
 
 
 def _points_of(run_ids: Sequence[str] | None) -> tuple[str, list[object]]:

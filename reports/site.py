@@ -25,9 +25,9 @@ from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
 from .site_snapshot import check_snapshot, damage_to_user, take_snapshot
 from .site_pages import write_pages
-from .site_reads import read_points, read_results, read_runs
+from .site_reads import read_points, read_results, read_runs, start_verdicts
 from .stats_site import start_stats_pages
-from .tools_site import (add_table_csv, csv_when_filled, place_tool_data, start_comparisons,
+from .tools_site import (add_table_csv, comparisons_writer, csv_when_filled, place_tool_data,
                          start_history_export)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -149,11 +149,15 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         layout = charts.validated_layout()
     charts.adopt_layout(layout)
     cache.store(CHART_LAYOUT, CHART_LAYOUT, CHART_LAYOUT, layout)
-    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the history's export, the
-    # statistics pages and the comparisons in other processes (and some pages: write_pages),
-    # the points, verdicts and the verdicts' pages here.
+    # 2 cores: the run pages (Markdown, tables, bodies) in a worker, the verdicts, the
+    # history's export, the statistics pages and the comparisons in other processes (and some
+    # pages: write_pages), the points and the verdicts' pages here.
     worker = RunPagesWorker(db, docs, config, first, cache)
+    # It empties the staging folder, where the verdicts' child writes the comparisons.
     exported = start_history_export(db, out, first.runs, first.fingerprints, cache, generated)
+    # The verdicts while the points are read here, then the comparisons.
+    verdicts, compared = start_verdicts(db, gate, first, cache,
+                                        comparisons_writer(db, out, first.runs, gate))
     try:
         with times.phase("points"):
             points, points_kept = read_points(db, cache, first)
@@ -167,11 +171,10 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         stats_nav = start_stats_pages(docs, fragments, db, points, gate, first.aa_pairs, cache,
                                       gap_notes)
         with times.phase("read"):
-            results = read_results(db, gate, first, points, cache)
-        # The Compare page's precomputed comparisons: in a child until the site is built.
-        compared = start_comparisons(db, out, results)
+            results = read_results(db, gate, first, points, cache, verdicts)
         with times.phase("pages"):
-            config = write_pages(out, docs, fragments, results, configs, stats_nav, generated)
+            config, trends_drawn = write_pages(out, docs, fragments, results, configs,
+                                               stats_nav, generated)
             worker.wait_for_markdown()
     finally:
         worker.go_on()
@@ -185,6 +188,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     with times.phase("tool data"):
         place_tool_data(exported, compared, out, site, fragments, results.points, cache)
     with times.phase("fill"):
+        trends_drawn()
         filled = slots.fill(site, fragments, csv_when_filled(site), processes=2)
     with times.phase("csv, other pages"):
         add_table_csv(site, filled | placed)

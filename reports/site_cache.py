@@ -102,6 +102,15 @@ class SiteCache:
         if entry is not None:
             self._used[kind][name] = entry
 
+    def stored(self, kind: str) -> dict[str, tuple[str, Any]]:
+        """What this build stored or used of `kind` so far: a forked child's work on the cache
+        goes back to the parent (`adopt`), whose `save` alone writes the index."""
+        return dict(self._used.get(kind, {}))
+
+    def adopt(self, kind: str, entries: dict[str, tuple[str, Any]]) -> None:
+        """Take a child's `stored(kind)` as stored here."""
+        self._used.setdefault(kind, {}).update(entries)
+
     def file(self, kind: str, name: str) -> Path:
         """Where a large value of `kind` lives (it may not exist yet)."""
         return self.root / kind / name

@@ -37,22 +37,35 @@ BASE_CONFIG = Path(__file__).resolve().parents[1] / "mkdocs.yml"  # what the gen
 
 
 def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
-                     results: Results, configs: Configs) -> list[dict[str, str]]:
-    """One page per workload with its trend chart (a slot: megabytes of JSON on a long
-    history); returns the nav entries."""
-    nav = []
+                     results: Results, configs: Configs
+                     ) -> tuple[list[dict[str, str]], Callable[[], None]]:
+    """One page per workload; returns the nav entries and a function that waits for their
+    trend charts (`_draw_trends`)."""
+    nav, trends = [], []
     points = results.points
     for index, name in enumerate(sorted(points["workload"].unique())):
         page = workload_page(name, points, results.verdicts.latest, runs=results.runs,
                              targets=results.verdicts.targets, phases=results.phases,
                              config=configs.workloads.get(name), imported=results.imported)
         if page["series"]:
-            slots.save(fragments, f"workloads/{slug(name)}", "trend",
-                       charts.trend_chart(page["series"], f"trend-{index}"))
+            trends.append((f"workloads/{slug(name)}", page["series"], f"trend-{index}"))
         path = render.write_page(env, "workload.md.j2", docs / "workloads" / f"{slug(name)}.md",
                                  page=page, chart=bool(page["series"]))
         nav.append({nav_title(name): str(path.relative_to(docs))})
-    return nav
+    return nav, _draw_trends(fragments, trends)
+
+
+def _draw_trends(fragments: Path, trends: list[tuple[str, list[Any], str]]
+                 ) -> Callable[[], None]:
+    """The workload pages' trend charts, into their slots, in a forked child: megabytes of JSON
+    on a long history (0.6 CPU-s for 1,000 runs × 200 series) that only the slots' filling
+    needs, after MkDocs, while this process waits for MkDocs and the other core would idle.
+    Niced: the pages' chain comes first. Returns the function that waits for them."""
+    def draw() -> None:
+        for page, series, div_id in trends:
+            slots.save(fragments, page, "trend", charts.trend_chart(series, div_id))
+
+    return forked.start(draw, "tidemark-trend-charts", nice=forked.LATER)
 
 
 def _write_home(env: jinja2.Environment, docs: Path, fragments: Path, results: Results) -> None:
@@ -160,10 +173,12 @@ def header_facts(runs: pd.DataFrame, generated: datetime) -> dict[str, str]:
 
 
 def write_pages(out: Path, docs: Path, fragments: Path, results: Results, configs: Configs,
-                stats_nav: Callable[[SiteVerdicts], list[Any]], generated: datetime) -> Path:
+                stats_nav: Callable[[SiteVerdicts], list[Any]], generated: datetime
+                ) -> tuple[Path, Callable[[], None]]:
     """Every Markdown page but the run pages (and the slots' HTML that is ready before MkDocs)
-    and the generated mkdocs.yml; returns the config's path. `stats_nav`: finishes the
-    statistics pages (started earlier) and gives their nav entries."""
+    and the generated mkdocs.yml; returns the config's path and a function that waits for the
+    slots drawn meanwhile (the trend charts). `stats_nav`: finishes the statistics pages
+    (started earlier) and gives their nav entries."""
     # 2 cores: the analysis pages in a forked child, the statistics pages in another.
     slots_under = (docs, fragments)  # tables and charts: HTML in slots, not Markdown
     groups = PointGroups(results.points)  # the identity columns hashed once, for both children
@@ -179,7 +194,7 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
     _write_home(env, docs, fragments, results)
     _write_runs_index(env, docs, results.runs)
     summary_nav = _write_summary(env, docs, results, configs)
-    workload_nav = _write_workloads(env, docs, fragments, results, configs)
+    workload_nav, trends_drawn = _write_workloads(env, docs, fragments, results, configs)
     tools_nav = write_tool_pages(env, docs, results.gate)
     machine_nav, fleet_nav, reference_nav = machines_nav()
     nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},
@@ -190,4 +205,4 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
             {"Statistics": stats_nav(results.verdicts)}, {"Tools": tools_nav},
             {"Reference": reference_nav}]
     return render.write_config(out, BASE_CONFIG, nav, header_facts(results.runs, generated),
-                               exclude_from_mkdocs())
+                               exclude_from_mkdocs()), trends_drawn

@@ -4,11 +4,12 @@ once, then every run's points, so that the statistics pages' process starts befo
 verdicts, then the rest (`read_results`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+import duckdb
 import pandas as pd
 
 from orchestrator.gate import GateConf
@@ -82,29 +83,70 @@ class Results:
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
 
 
-def latest_run_per_workload(points: pd.DataFrame) -> dict[str, str]:
-    """workload → the newest run that measured it (points are oldest first)."""
-    return dict(zip(points["workload"], points["run_id"]))
+@dataclass(frozen=True)
+class VerdictReads:
+    """What the verdicts' child reads while this process reads the points (`start_verdicts`)."""
+    latest: dict[str, str]  # workload → its newest run (queries.read_latest_runs)
+    verdicts: SiteVerdicts
+
+
+def _read_verdicts(con: duckdb.DuckDBPyConnection, gate: GateConf,
+                   history: HistoryReader | None) -> VerdictReads:
+    latest = queries.read_latest_runs(con)
+    return VerdictReads(latest, read_verdicts(con, gate, latest.values(), history))
+
+
+def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
+                   then: Callable[[SiteVerdicts], Any]
+                   ) -> tuple[Callable[[], VerdictReads], Callable[[], Any]]:
+    """The verdicts read in a forked child, which needs none of the points: the other core is
+    idle while this process reads them. The child then goes on with `then(the verdicts)` (the
+    Compare page's comparisons, which use what the verdicts read: the runs' series, the
+    history; megabytes this process would only pass on), niced. Returns the functions that wait
+    for the verdicts and for `then`'s result; the history the verdicts read is kept in `cache`
+    as if read here."""
+    def verdicts() -> tuple[tuple[VerdictReads, dict[str, Any]], SiteVerdicts]:
+        con = queries.open_results(db)
+        try:
+            found = _read_verdicts(con, gate, _history_reader(first, cache))
+        finally:
+            con.close()
+        sent = replace(found, verdicts=replace(found.verdicts, coverage=None, histories=(),
+                                               summaries={}))
+        return (sent, cache.stored(history_cache.KIND)), found.verdicts
+
+    read, done = forked.start_in_stages(verdicts, then, "tidemark-verdicts",
+                                        nice_then=forked.LATER)
+
+    def finish() -> VerdictReads:
+        found, stored = read()
+        cache.adopt(history_cache.KIND, stored)
+        return found
+
+    return finish, done
 
 
 def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
-                 points: pd.DataFrame | None = None, cache: SiteCache | None = None) -> Results:
+                 points: pd.DataFrame | None = None, cache: SiteCache | None = None,
+                 verdicts: Callable[[], VerdictReads] | None = None) -> Results:
     """Everything the pages show; `first` and `points`: the runs and points already read
     (without them, as one read of the DB gives them, without caveats); `cache`: the last
-    build's, for the verdicts' history of unchanged runs (with `first`)."""
+    build's, for the verdicts' history of unchanged runs (with `first`); `verdicts`: waits for
+    them, read meanwhile (`start_verdicts`)."""
     con = queries.open_results(db)
     try:
         if gate.baseline:
             parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
         runs = first.runs if first else queries.read_runs(con)
         points = points if points is not None else queries.read_points(con)
-        latest = latest_run_per_workload(points)
-        phased = sorted(set(latest.values()) | detailed_runs(runs))
-        return Results(runs, points, aggregates.read_machines(con),
-                       aggregates.read_residency(con), aggregates.read_windows(con),
-                       aggregates.read_intervals(con), first.aa_pairs if first else aa_pairs(con),
-                       read_verdicts(con, gate, latest.values(), _history_reader(first, cache)),
-                       gate,
+        # Read here while the verdicts' child works (their reads take about as long).
+        machines, windows = aggregates.read_machines(con), aggregates.read_windows(con)
+        intervals, residency = aggregates.read_intervals(con), aggregates.read_residency(con)
+        found = verdicts() if verdicts else _read_verdicts(con, gate,
+                                                           _history_reader(first, cache))
+        phased = sorted(set(found.latest.values()) | detailed_runs(runs))
+        return Results(runs, points, machines, residency, windows, intervals,
+                       first.aa_pairs if first else aa_pairs(con), found.verdicts, gate,
                        queries.read_phases(con, phased),
                        first.imported if first else queries.read_imported_values(con))
     finally:

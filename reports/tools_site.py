@@ -29,7 +29,7 @@ from .history_parquet import BLOCK_RUNS
 from .pages import records
 from .run_site import DETAILED_RUN_PAGES, detailed_runs
 from .site_cache import KeptFiles, SiteCache, place
-from .site_reads import Results
+from .comparisons import SiteVerdicts
 from .sql_page import EXAMPLES, copy_bundle, missing_files, package_version
 from .table_csv import add_all_csv_downloads, add_csv_downloads, passes_over
 from .tables import describe
@@ -106,14 +106,14 @@ def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: 
     return forked.start(work, "tidemark-history-export", nice=forked.LATER)
 
 
-def start_comparisons(db: Path, out: Path, results: Results) -> Callable[[], Any]:
-    """Write the Compare page's precomputed comparisons in a forked child (which keeps the
-    verdicts' sample summaries in out/cache, the build's SiteCache); returns the function that
-    waits for it."""
-    found = results.verdicts
-    return forked.start(lambda: write_comparisons(
-        db, out / STAGING, results.runs, results.points, results.gate, found.baseline.run_id,
-        found.candidate, found, out / "cache"), "tidemark-comparisons", nice=forked.LATER)
+def comparisons_writer(db: Path, out: Path, runs: pd.DataFrame,
+                       gate: GateConf) -> Callable[[SiteVerdicts], int]:
+    """What writes the Compare page's precomputed comparisons from the site's verdicts, with
+    what they read (run in the verdicts' child: site_reads.start_verdicts), and keeps the
+    verdicts' sample summaries in out/cache, the build's SiteCache."""
+    return lambda found: write_comparisons(db, out / STAGING, runs, None, gate,
+                                           found.baseline.run_id, found.candidate, found,
+                                           out / "cache")
 
 
 def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], out: Path,

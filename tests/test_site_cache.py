@@ -152,13 +152,14 @@ def bodies(out: Path) -> dict[str, str]:
 def site_verdicts(db: Path) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     """The runs, the points and the site's verdicts with run 1 as the baseline, read once."""
     from reports.comparisons import read_verdicts
-    from reports.site_reads import latest_run_per_workload
 
     con = queries.open_results(db)
     try:
-        runs, points = queries.read_runs(con), queries.read_points(con)
-        found = read_verdicts(con, GateConf(baseline=run_id(1)),
-                              latest_run_per_workload(points).values())
+        runs, points, latest = (queries.read_runs(con), queries.read_points(con),
+                                queries.read_latest_runs(con))
+        # Read without the points (while they are): each workload's run of its newest point.
+        assert latest == dict(zip(points["workload"], points["run_id"]))
+        found = read_verdicts(con, GateConf(baseline=run_id(1)), latest.values())
     finally:
         con.close()
     return runs, points, found
@@ -563,8 +564,9 @@ def test_the_history_read_once_answers_every_smaller_question_alike(history: Pat
 def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Compare page's child is given what the site's verdicts read from the same snapshot
-    (the runs' series, the history, the pairs they compared): its files are those of a read of
-    its own, and the core is not asked those pairs again."""
+    (the runs' series, the history, the pairs they compared) and not the points (it reads the
+    chosen pairs' own, as in a build): its files are those of a read of its own, and the core
+    is not asked those pairs again."""
     from orchestrator import verdicts
     from reports.compare_site import write_comparisons
     from reports.comparisons import summary_reports
@@ -582,7 +584,7 @@ def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
         return compare_pairs(con, pairs, *args)
 
     monkeypatch.setattr(verdicts, "compare_pairs", recorded)
-    pairs = write_comparisons(history, given, runs, points, gate, run_id(1), found.candidate,
+    pairs = write_comparisons(history, given, runs, None, gate, run_id(1), found.candidate,
                               found)
     assert asked and not set(asked) & set(reused) and len(asked) < pairs
     assert not differences(alone, given) and len(list((given / "compare").iterdir())) == pairs + 1

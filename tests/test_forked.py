@@ -1,0 +1,44 @@
+"""forked.start_in_stages: the first stage's result reaches the parent while the second runs."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from reports import forked
+
+
+def test_the_first_result_comes_before_the_second_stage_ends(tmp_path: Path) -> None:
+    go_on = tmp_path / "go-on"
+
+    def then(kept: int) -> int | str:
+        deadline = time.monotonic() + 30
+        while not go_on.exists():  # the parent creates it once it has the first result
+            if time.monotonic() > deadline:
+                return "the first result came only at the end"
+            time.sleep(0.01)
+        return kept * 2
+
+    first, second = forked.start_in_stages(lambda: ("sent", 21), then, "test-stages")
+    assert first() == "sent" and first() == "sent"
+    go_on.touch()
+    assert second() == 42 and second() == 42
+
+
+def test_an_error_in_the_first_stage_is_raised_by_both_waits() -> None:
+    def fail() -> tuple[str, str]:
+        raise ValueError("bad value 7; use 8")
+
+    first, second = forked.start_in_stages(fail, lambda kept: kept, "test-stages")
+    with pytest.raises(ValueError, match="bad value 7"):
+        first()
+    with pytest.raises(ValueError, match="bad value 7"):
+        second()
+
+
+def test_a_child_that_dies_in_the_first_stage_is_reported() -> None:
+    first, second = forked.start_in_stages(lambda: os._exit(3), lambda kept: kept, "test-dying")
+    with pytest.raises(RuntimeError, match="test-dying died"):
+        first()
+    with pytest.raises(RuntimeError, match="test-dying died"):
+        second()
