@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import duckdb
 import pandas as pd
@@ -18,7 +18,6 @@ from orchestrator.gate import GateConf
 from orchestrator.store import connect
 from orchestrator.store.reads import load_coverage, remembering_history
 
-from . import queries
 from .compare_pairs import (COMPARISON_BUDGET, NEWEST_RUNS, choose_pairs, pair_file,
                             pair_payload, run_page)
 from .comparisons import SiteVerdicts, summary_reports
@@ -69,11 +68,16 @@ def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], 
     return results
 
 
-def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataFrame | None,
+# The points of some runs as the site's points frame has them (site_reads.points_of_runs).
+PointsReader = Callable[[duckdb.DuckDBPyConnection, list[str]], pd.DataFrame]
+
+
+def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame,
+                      points: pd.DataFrame | PointsReader,
                       gate: GateConf, baseline: str | None, summarized: str,
                       read: SiteVerdicts | None = None, cache: Path | None = None) -> int:
     """dest/compare/*.json for the chosen pairs; returns how many pairs were written.
-    `points`: the runs' points (None: the chosen pairs' are read from `db`);
+    `points`: the runs' points, or what reads the chosen pairs' from `db`;
     `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
     the pair the page opens with; `read`: the site's verdicts, read with `gate` from the same
     DB (what they read and compared is not read again); `cache`: the build's SiteCache folder,
@@ -88,8 +92,8 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame, points: pd.DataF
                             else load_coverage(con), baseline)
         results = _verdicts(con, plan.pairs, gate, read, summaries)
         paired = {run for pair in plan.pairs for run in pair}
-        lookup = _points_of(points if points is not None else
-                            queries.read_points(con, sorted(paired)), paired)
+        lookup = _points_of(points if isinstance(points, pd.DataFrame) else
+                            points(con, sorted(paired)), paired)
     finally:
         con.close()
     if kept is not None:

@@ -157,7 +157,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     exported = start_history_export(db, out, first.runs, first.fingerprints, cache, generated)
     # The verdicts while the points are read here, then the comparisons.
     verdicts, compared = start_verdicts(db, gate, first, cache,
-                                        comparisons_writer(db, out, first.runs, gate))
+                                        comparisons_writer(db, out, first, gate))
     try:
         with times.phase("points"):
             points, points_kept = read_points(db, cache, first)

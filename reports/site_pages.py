@@ -191,10 +191,11 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
         render.environment(slots_under), docs, results, configs, groups),
         "tidemark-machine-pages")
     env = render.environment(slots_under)
+    # First: their charts' child can start the sooner.
+    workload_nav, trends_drawn = _write_workloads(env, docs, fragments, results, configs)
     _write_home(env, docs, fragments, results)
     _write_runs_index(env, docs, results.runs)
     summary_nav = _write_summary(env, docs, results, configs)
-    workload_nav, trends_drawn = _write_workloads(env, docs, fragments, results, configs)
     tools_nav = write_tool_pages(env, docs, results.gate)
     machine_nav, fleet_nav, reference_nav = machines_nav()
     nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},

@@ -83,6 +83,13 @@ class Results:
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
 
 
+def points_of_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str],
+                   first: RunReads) -> pd.DataFrame:
+    """The points of `run_ids` as `read_points` gives them (with their runs' caveats), for a
+    process that has not the whole frame."""
+    return with_caveats(first.runs, queries.read_points(con, run_ids), set(first.instrumented))[1]
+
+
 @dataclass(frozen=True)
 class VerdictReads:
     """What the verdicts' child reads while this process reads the points (`start_verdicts`)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,12 +25,13 @@ from orchestrator.gate import GateConf
 from . import forked, render, slots
 from .compare_pairs import COMPARISON_BUDGET, NEWEST_RUNS
 from .compare_site import FOLDER, write_comparisons
+from .comparisons import SiteVerdicts
 from .downloads import DATA, export_history
 from .history_parquet import BLOCK_RUNS
 from .pages import records
 from .run_site import DETAILED_RUN_PAGES, detailed_runs
 from .site_cache import KeptFiles, SiteCache, place
-from .comparisons import SiteVerdicts
+from .site_reads import RunReads, points_of_runs
 from .sql_page import EXAMPLES, copy_bundle, missing_files, package_version
 from .table_csv import add_all_csv_downloads, add_csv_downloads, passes_over
 from .tables import describe
@@ -106,14 +108,15 @@ def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: 
     return forked.start(work, "tidemark-history-export", nice=forked.LATER)
 
 
-def comparisons_writer(db: Path, out: Path, runs: pd.DataFrame,
+def comparisons_writer(db: Path, out: Path, first: RunReads,
                        gate: GateConf) -> Callable[[SiteVerdicts], int]:
     """What writes the Compare page's precomputed comparisons from the site's verdicts, with
-    what they read (run in the verdicts' child: site_reads.start_verdicts), and keeps the
-    verdicts' sample summaries in out/cache, the build's SiteCache."""
-    return lambda found: write_comparisons(db, out / STAGING, runs, None, gate,
-                                           found.baseline.run_id, found.candidate, found,
-                                           out / "cache")
+    what they read (run in the verdicts' child: site_reads.start_verdicts, which has not the
+    points: it reads the chosen pairs'), and keeps the verdicts' sample summaries in
+    out/cache, the build's SiteCache."""
+    return lambda found: write_comparisons(
+        db, out / STAGING, first.runs, partial(points_of_runs, first=first), gate,
+        found.baseline.run_id, found.candidate, found, out / "cache")
 
 
 def place_tool_data(exported: Callable[[], Any], compared: Callable[[], Any], out: Path,

@@ -11,6 +11,7 @@ import os
 import pickle
 import shutil
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -564,18 +565,23 @@ def test_the_history_read_once_answers_every_smaller_question_alike(history: Pat
 def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Compare page's child is given what the site's verdicts read from the same snapshot
-    (the runs' series, the history, the pairs they compared) and not the points (it reads the
-    chosen pairs' own, as in a build): its files are those of a read of its own, and the core
-    is not asked those pairs again."""
+    (the runs' series, the history, the pairs they compared) and not the points: it reads the
+    chosen pairs' own, as in a build, with their runs' caveats (here every run's build is
+    counted as instrumented: its rows say so). Its files are those of the whole points frame,
+    and the core is not asked those pairs again."""
     from orchestrator import verdicts
+    from reports.caveats import with_caveats
     from reports.compare_site import write_comparisons
     from reports.comparisons import summary_reports
+    from reports.site_reads import points_of_runs, read_runs
 
     gate, (runs, points, found) = GateConf(baseline=run_id(1)), site_verdicts(history)
+    first = read_runs(history, SiteCache(tmp_path / "cache"), {"release"})
     reused = summary_reports(found)
     assert {(run_id(4), run_id(5)), (run_id(1), run_id(5))} <= set(reused)
     alone, given = tmp_path / "alone", tmp_path / "given"
-    write_comparisons(history, alone, runs, points, gate, run_id(1), found.candidate)
+    write_comparisons(history, alone, runs, with_caveats(runs, points, {"release"})[1], gate,
+                      run_id(1), found.candidate)
     asked: list[tuple[str, str]] = []
     compare_pairs = verdicts.compare_pairs
 
@@ -584,10 +590,13 @@ def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
         return compare_pairs(con, pairs, *args)
 
     monkeypatch.setattr(verdicts, "compare_pairs", recorded)
-    pairs = write_comparisons(history, given, runs, None, gate, run_id(1), found.candidate,
-                              found)
+    pairs = write_comparisons(history, given, runs, partial(points_of_runs, first=first), gate,
+                              run_id(1), found.candidate, found)
     assert asked and not set(asked) & set(reused) and len(asked) < pairs
     assert not differences(alone, given) and len(list((given / "compare").iterdir())) == pairs + 1
+    # The caveat's mark on the rows, as JSON escapes it.
+    assert any("release \\u26a0" in path.read_text(encoding="utf-8")
+               for path in (given / "compare").iterdir())
 
 
 def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
