@@ -29,7 +29,7 @@ from orchestrator.store import connect
 
 from .format import slug
 from .history_parquet import export_parquet, sql_text
-from .site_cache import KeptFiles, digest
+from .site_cache import KeptFiles, digest, unpickled
 
 DATA = "data"
 SERIES = "series"
@@ -211,7 +211,7 @@ def _series_files(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Pat
     """The series CSV files of `new_series` (series key → file), put together from each run's
     rows: `kept` from the last build (run → file) while the run's key is (`run_keys`: its
     fingerprint and the metric columns), read from tm_wide for the other runs."""
-    rows = {run: pickle.loads(path.read_bytes()) for run, path in kept.items()}
+    rows = {run: unpickled(path) for run, path in kept.items()}
     made = [run for run in run_keys if run not in kept]
     if made:
         for run, found in _series_rows(con, staging, sorted(series_runs), made, metrics).items():

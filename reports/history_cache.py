@@ -21,7 +21,7 @@ import duckdb
 from orchestrator.analysis.noise import History
 from orchestrator.store import reads
 
-from .site_cache import SiteCache, digest
+from .site_cache import SiteCache, digest, unpickled
 
 KIND = "history"
 Medians = dict[tuple[str, str], tuple[tuple[str, float], ...]]
@@ -64,7 +64,7 @@ def _kept_file(cache: SiteCache, facts: dict[str, Any]) -> Medians | None:
     files = facts.get("files") or []
     path: Path | None = cache.file(KIND, files[0]) if files else None
     try:
-        known = pickle.loads(path.read_bytes()) if path is not None else None
+        known = unpickled(path) if path is not None else None
     except Exception:  # noqa: BLE001 - a damaged file of the last build is not trusted
         return None
     return known if isinstance(known, dict) else None

@@ -29,7 +29,7 @@ import pandas as pd
 from orchestrator.store.reads import has_table
 
 from . import queries, site_cache
-from .site_cache import SiteCache, digest
+from .site_cache import SiteCache, digest, unpickled
 
 FINGERPRINTS = "run-fingerprints"
 # Tables whose every row and column `run_fingerprints` reads in every build (hash() of whole
@@ -137,7 +137,7 @@ def _last_points(cache: SiteCache, name: str | None) -> pd.DataFrame | None:
     if not name:
         return None
     try:
-        points = pickle.loads(cache.file(POINTS, name).read_bytes())
+        points = unpickled(cache.file(POINTS, name))
     except Exception:  # noqa: BLE001 - any damage: read the DB instead
         return None
     return points if isinstance(points, pd.DataFrame) else None
