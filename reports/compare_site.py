@@ -69,7 +69,7 @@ def _verdicts(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], 
 
 
 # The points of some runs as the site's points frame has them (site_reads.points_of_runs).
-PointsReader = Callable[[duckdb.DuckDBPyConnection, list[str]], pd.DataFrame]
+PointsReader = Callable[[list[str]], pd.DataFrame]
 
 
 def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame,
@@ -91,11 +91,11 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame,
         plan = choose_pairs(read.coverage if read is not None and read.coverage is not None
                             else load_coverage(con), baseline)
         results = _verdicts(con, plan.pairs, gate, read, summaries)
-        paired = {run for pair in plan.pairs for run in pair}
-        lookup = _points_of(points if isinstance(points, pd.DataFrame) else
-                            points(con, sorted(paired)), paired)
     finally:
         con.close()
+    paired = {run for pair in plan.pairs for run in pair}
+    lookup = _points_of(points if isinstance(points, pd.DataFrame) else points(sorted(paired)),
+                        paired)
     if kept is not None:
         summaries.keep(kept, recorded)
         kept.save()  # this kind only: no other process writes it (verdict_cache.py)

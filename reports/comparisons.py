@@ -61,12 +61,13 @@ class SiteVerdicts:
     gate_problem: str
     latest: dict[str, Comparison] = field(default_factory=dict)  # run → vs its previous comparable
     targets: dict[str, list[Any]] = field(default_factory=dict)  # run → its TargetResults
-    # What these verdicts were read from, for the Compare page's child (compare_site.py),
-    # which reads the same snapshot: every run's series (newest first) and the history.
+    # What these verdicts were read from, for the Compare page's comparisons (compare_site.py),
+    # which read the same snapshot: every run's series (newest first) and the history. A site
+    # build's verdicts' child keeps them to itself (site_reads.start_verdicts).
     coverage: list[RunCoverage] | None = None
     histories: tuple[reads.RememberedHistory, ...] = ()
     # The samples' summaries these verdicts computed, by verdict_cache.summary_key: the Compare
-    # page's child keeps them for the next build.
+    # page's comparisons keep them for the next build.
     summaries: dict[str, SampleSummary] = field(default_factory=dict)
 
 

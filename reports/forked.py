@@ -2,6 +2,7 @@
 cores, and a site build has pages that need nothing from each other."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -77,17 +78,25 @@ def start_in_stages(first: Callable[[], tuple[Any, Any]], then: Callable[[Any], 
     def work() -> Any:
         try:
             sent, kept = first()
-        except BaseException as error:
+            sender.send(("ok", sent))
+        except BaseException as error:  # the first wait's error (a result that does not pickle)
             _send_error(sender, error)
             raise
-        sender.send(("ok", sent))
         sender.close()
         os.nice(nice_then)
         return then(kept)
 
-    wait_then = start(work, name)
+    waited = start(work, name)
     sender.close()  # the child's copy stays open: its death ends recv() with EOFError
-    return _receiving(receiver, name), wait_then
+    first_result = _receiving(receiver, name)
+
+    def then_result() -> Any:
+        # The first result first: unread, a large one would hold the child in its send.
+        with contextlib.suppress(Exception):  # its error, if any, is the second wait's too
+            first_result()
+        return waited()
+
+    return first_result, then_result
 
 
 def _receiving(receiver: Any, name: str) -> Callable[[], Any]:
@@ -99,7 +108,7 @@ def _receiving(receiver: Any, name: str) -> Callable[[], Any]:
         if not ended:
             try:
                 ended.append(receiver.recv())
-            except EOFError:
+            except (EOFError, OSError):  # OSError: it died in the middle of a message
                 ended.append(("error", RuntimeError(f"the process {name} died")))
         outcome, value = ended[0]
         if outcome != "ok":

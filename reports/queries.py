@@ -93,7 +93,9 @@ _RUNS = """
 
 # The points' order: oldest run first, then workload, threads and series (a total order: one
 # point per run and series), wherever points are read or put together.
-POINTS_ORDER = "started_at, run_id, workload, threads, series_key"
+# The runs' order on every page: by start, the runs without one last.
+RUN_ORDER = "started_at NULLS LAST, run_id"
+POINTS_ORDER = f"{RUN_ORDER}, workload, threads, series_key"
 # The invocations a point is made of. An attempt the interference policy rejected and ran
 # again is not a repetition.
 _POINT_INVOCATIONS = f"i.phase = 'measured' AND NOT {rejected_attempt_sql('i')}"
@@ -327,15 +329,13 @@ def read_points(con: duckdb.DuckDBPyConnection,
     return decode_json(share_equal_texts(con.execute(query, params).df()))
 
 
-# Each workload's newest run: the run of its last point in POINTS_ORDER (ascending, NULL start
-# times last), read without the points (the verdicts are read while the points are).
+# Each workload's newest run: the run of its last point in POINTS_ORDER, read without the
+# points (the verdicts are read while the points are).
 _LATEST_RUNS = f"""
-    SELECT w.workload, w.run_id
+    SELECT w.workload, last(w.run_id ORDER BY {RUN_ORDER})
     FROM (SELECT DISTINCT i.workload, i.run_id FROM invocations i
           WHERE {_POINT_INVOCATIONS}) w JOIN runs r USING (run_id)
-    QUALIFY row_number() OVER (PARTITION BY w.workload
-                               ORDER BY r.started_at DESC NULLS FIRST, w.run_id DESC) = 1
-    ORDER BY w.workload"""
+    GROUP BY w.workload ORDER BY w.workload"""
 
 
 def read_latest_runs(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

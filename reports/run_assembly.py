@@ -17,19 +17,18 @@ import multiprocessing
 import os
 import shutil
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import pandas as pd
 
 from . import forked, render, slots
-from .caveats import with_caveats
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
 from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, fill_table_slots,
-                       points_of_runs, run_tables, write_run_pages)
+                       run_tables, write_run_pages)
 from .site_cache import SiteCache, digest, place
-from .site_reads import RunReads
+from .site_reads import RunReads, points_of_runs
 from .table_csv import csv_downloads
 
 BODIES = "run-pages"
@@ -145,7 +144,7 @@ class RunPagesWorker:
             try:
                 env = render.environment()
                 contexts = RunContexts(first.runs, first.phases, first.imported,
-                                       lambda run_ids: _points_of(db, first, run_ids))
+                                       partial(points_of_runs, db, first=first))
                 markdown = write_run_pages(env, docs, first.runs, contexts, first.fingerprints,
                                            first.logs, previous_keys(cache))
             finally:
@@ -164,12 +163,6 @@ class RunPagesWorker:
 
     def bodies(self) -> Bodies:
         return self._wait()
-
-
-def _points_of(db: Path, first: RunReads, run_ids: list[str]) -> pd.DataFrame:
-    """The points of `run_ids`, with their runs' caveats."""
-    runs = first.runs[first.runs["run_id"].isin(run_ids)]
-    return with_caveats(runs, points_of_runs(db, run_ids), set(first.instrumented))[1]
 
 
 def built_path(page: RunPage) -> str:

@@ -52,19 +52,6 @@ def detailed_runs(runs: pd.DataFrame) -> set[str]:
     return set(runs["run_id"].head(DETAILED_RUN_PAGES))
 
 
-def points_of_runs(db: Path, run_ids: list[str]) -> pd.DataFrame:
-    """The points of `run_ids` only: the results tables of the pages written in this build,
-    read by the run pages' worker while the parent reads every run's. A run's points are made
-    of its own rows only, so they are the same whichever runs are read with it."""
-    con = queries.open_results(db)
-    # One thread, as the parent's read of the points: the other core is busy meanwhile.
-    con.execute("SET threads = 1")
-    try:
-        return queries.read_points(con, sorted(run_ids))
-    finally:
-        con.close()
-
-
 def exclude_from_mkdocs() -> str:
     """The generated config's exclude_docs: every run page but the list and the shell."""
     return "".join([f"/{FOLDER}/*.md\n"] + [f"!/{FOLDER}/{name}\n" for name in BUILT_BY_MKDOCS])

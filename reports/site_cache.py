@@ -27,8 +27,10 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Everything that decides what a page says or how it looks, besides the data.
 _GENERATOR_FILES = ("reports", "orchestrator", "site", "mkdocs.yml")
-# .c: the change points' C step (orchestrator/analysis/_edivisive.c) decides what pages say too.
-_GENERATOR_SUFFIXES = {".py", ".c", ".j2", ".html", ".md", ".css", ".js", ".yml", ".yaml", ".json"}
+# .c and .so: the change points' C step (orchestrator/analysis/_edivisive.c) decides what pages
+# say too, as built (a source changed but not built again must not pass for the new one).
+_GENERATOR_SUFFIXES = {".py", ".c", ".so", ".j2", ".html", ".md", ".css", ".js", ".yml",
+                       ".yaml", ".json"}
 _GENERATOR_PACKAGES = ("mkdocs", "mkdocs-material", "markdown", "pymdown-extensions", "jinja2",
                        "markupsafe", "pandas", "numpy", "duckdb", "plotly", "orjson", "pyyaml")
 

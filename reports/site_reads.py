@@ -1,7 +1,7 @@
 """What a site build reads (side effects: the DB read-only, out/cache), in the order the build
 needs it: first the runs and what keys each run's page, so that the run pages' worker starts at
-once, then every run's points, so that the statistics pages' process starts before the
-verdicts, then the rest (`read_results`)."""
+once; then every run's points here while a child reads the verdicts (`start_verdicts`), so
+that the statistics pages' process starts soon after; then the rest (`read_results`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -83,11 +83,20 @@ class Results:
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
 
 
-def points_of_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str],
-                   first: RunReads) -> pd.DataFrame:
-    """The points of `run_ids` as `read_points` gives them (with their runs' caveats), for a
-    process that has not the whole frame."""
-    return with_caveats(first.runs, queries.read_points(con, run_ids), set(first.instrumented))[1]
+def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFrame:
+    """The points of `run_ids` only, as `read_points` gives them (with their runs' caveats),
+    for a child that has not the whole frame (the run pages' worker, the comparisons). A run's
+    points are made of its own rows only, so they are the same whichever runs are read with
+    it."""
+    con = queries.open_results(db)
+    # One thread, as the parent's read of the points: the other core is busy meanwhile.
+    con.execute("SET threads = 1")
+    try:
+        points = queries.read_points(con, sorted(run_ids))
+    finally:
+        con.close()
+    runs = first.runs[first.runs["run_id"].isin(run_ids)]
+    return with_caveats(runs, points, set(first.instrumented))[1]
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def comparisons_writer(db: Path, out: Path, first: RunReads,
     points: it reads the chosen pairs'), and keeps the verdicts' sample summaries in
     out/cache, the build's SiteCache."""
     return lambda found: write_comparisons(
-        db, out / STAGING, first.runs, partial(points_of_runs, first=first), gate,
+        db, out / STAGING, first.runs, partial(points_of_runs, db, first=first), gate,
         found.baseline.run_id, found.candidate, found, out / "cache")
 
 

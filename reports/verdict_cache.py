@@ -7,9 +7,11 @@ every series' noise is measured from, so an older pair's verdict is judged again
 build, from a summary kept under a hash of the two samples (with the versions of the libraries
 that compute it; the code's own version is the generator fingerprint every index carries).
 
-The Compare page's child (compare_site.py) is the one writer of this kind: it keeps the
-summaries it used and those the main process's verdicts recorded (`SiteVerdicts.summaries`),
-so a pair compared on the Summary in one build is found by the Compare page in the next.
+The Compare page's comparisons (compare_site.py) are the one writer of this kind: they keep
+the summaries they used and those the site's verdicts recorded (`SiteVerdicts.summaries`), so
+a pair compared on the Summary in one build is found by the Compare page in the next. A site
+build computes both in one child (site_reads.start_verdicts), the comparisons after the
+verdicts.
 """
 from __future__ import annotations
 

@@ -136,3 +136,18 @@ def test_the_c_step_refuses_buffers_that_disagree_in_size():
         split_statistics(values, np.zeros((2, 10)), 10, 3, 7, np.empty((2, 4)))
     with pytest.raises(ValueError, match="bad shape"):
         split_statistics(values, np.zeros((2, 10)), 10, 3, 10, np.empty((2, 8)))
+    with pytest.raises(ValueError, match="bad shape"):  # n * 8 bytes would overflow
+        split_statistics(values, np.zeros((2, 10)), 2**61, 3, 7, np.empty((2, 5)))
+    with pytest.raises(TypeError, match="values must hold float64"):
+        split_statistics(np.zeros((2, 10), dtype=np.int64), np.zeros((2, 10)), 10, 3, 7,
+                         np.empty((2, 5)))
+    with pytest.raises(TypeError, match="out must hold float64"):
+        split_statistics(values, np.zeros((2, 10)), 10, 3, 7, np.empty((2, 5), np.float32))
+
+
+def test_the_c_step_leaves_subnormal_floats_alone():
+    """Linked with -ffast-math, a library flushes subnormals to zero in the whole process: the
+    build passes -fno-fast-math last (pyproject.toml) and the module refuses to load so."""
+    import orchestrator.analysis._edivisive  # noqa: F401
+
+    assert (np.array([1e-310]) * 1.0)[0] != 0.0

@@ -42,3 +42,22 @@ def test_a_child_that_dies_in_the_first_stage_is_reported() -> None:
         first()
     with pytest.raises(RuntimeError, match="test-dying died"):
         second()
+
+
+def test_a_first_result_that_does_not_pickle_is_the_first_wait_s_error() -> None:
+    first, second = forked.start_in_stages(lambda: (lambda: None, 1), lambda kept: kept,
+                                           "test-stages")
+    with pytest.raises(Exception, match="pickle"):
+        first()
+    with pytest.raises(Exception, match="pickle"):
+        second()
+
+
+def test_waiting_for_the_second_stage_first_reads_a_large_first_result() -> None:
+    """A first result larger than a pipe's buffer, never waited for: the child must not stay
+    in its send while the parent waits for the end."""
+    large = "x" * (4 << 20)
+    first, second = forked.start_in_stages(lambda: (large, 2), lambda kept: kept * 2,
+                                           "test-stages")
+    assert second() == 4
+    assert first() == large

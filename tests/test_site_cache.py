@@ -166,6 +166,36 @@ def site_verdicts(db: Path) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     return runs, points, found
 
 
+@pytest.mark.parametrize("change", ["none", "no start", "tied starts", "rejected", "newest gone"])
+def test_each_workload_s_newest_run_is_the_run_of_its_newest_point(history: Path,
+                                                                   change: str) -> None:
+    """queries.read_latest_runs, read without the points, names each workload's run of its
+    last point whatever the start times (a run without one sorts last; runs started together
+    by run id) and whichever invocations make points (a rejected attempt makes none)."""
+    con = duckdb.connect(str(history))
+    try:
+        if change == "no start":
+            con.execute("UPDATE runs SET started_at = NULL WHERE run_id = ?", [run_id(2)])
+        elif change == "tied starts":
+            con.execute("UPDATE runs SET started_at = (SELECT started_at FROM runs WHERE "
+                        "run_id = ?) WHERE run_id IN (?, ?)", [run_id(5), run_id(3), run_id(4)])
+        elif change == "rejected":  # the newest run's readrandom attempts all rejected
+            con.execute("UPDATE invocations SET conditions = "
+                        "'{\"interference\": {\"kept\": false}}' "
+                        "WHERE run_id = ? AND workload = 'readrandom'", [run_id(5)])
+        elif change == "newest gone":
+            con.execute("DELETE FROM runs WHERE run_id = ?", [run_id(5)])
+        points = queries.read_points(con)
+        latest = queries.read_latest_runs(con)
+    finally:
+        con.close()
+    assert latest == dict(zip(points["workload"], points["run_id"]))
+    assert set(latest) == {"fillrandom", "readrandom"}
+    expected = {"none": run_id(5), "no start": run_id(2), "tied starts": run_id(5),
+                "rejected": run_id(4), "newest gone": run_id(4)}[change]
+    assert latest["readrandom"] == expected
+
+
 def points_through_the_cache(history: Path, cache_dir: Path,
                              zone: str = "UTC") -> pd.DataFrame:
     """One build's read of the points with the cache in `cache_dir`, checked equal to a read
@@ -590,7 +620,7 @@ def test_the_compare_data_reuses_the_site_verdicts_and_equals_a_read_of_its_own(
         return compare_pairs(con, pairs, *args)
 
     monkeypatch.setattr(verdicts, "compare_pairs", recorded)
-    pairs = write_comparisons(history, given, runs, partial(points_of_runs, first=first), gate,
+    pairs = write_comparisons(history, given, runs, partial(points_of_runs, history, first=first), gate,
                               run_id(1), found.candidate, found)
     assert asked and not set(asked) & set(reused) and len(asked) < pairs
     assert not differences(alone, given) and len(list((given / "compare").iterdir())) == pairs + 1
@@ -606,7 +636,7 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
     build (converted again when a link target came or went) gets the same slots again."""
     from reports import render
     from reports.page_shell import MkDocsPages
-    from reports.site_reads import read_runs
+    from reports.site_reads import points_of_runs, read_runs
 
     out = tmp_path / "out"
     build_site(history, out)
@@ -615,7 +645,7 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
 
     def contexts() -> run_site.RunContexts:
         return run_site.RunContexts(first.runs, first.phases, first.imported,
-                                    lambda run_ids: run_site.points_of_runs(history, run_ids))
+                                    partial(points_of_runs, history, first=first))
 
     written = run_site.write_run_pages(env, out / "docs", first.runs, contexts(),
                                        first.fingerprints, first.logs, {})

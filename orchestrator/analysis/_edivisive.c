@@ -7,12 +7,21 @@
  *
  * Why the sums are written out: the answer must not depend on the compiler or the machine. The
  * additions happen in one fixed order (four running sums per row, joined as (s0 + s1) +
- * (s2 + s3)), setup compiles this with -ffp-contract=off (no fused multiply-add) and never
- * with -ffast-math, and there are no threads: every build gives the same bits.
+ * (s2 + s3)); pyproject.toml compiles and links this with -ffp-contract=off (no fused
+ * multiply-add) and -fno-fast-math last, whatever CFLAGS say (linked with -ffast-math, the
+ * library would flush subnormal numbers to zero in the whole process: the import refuses to
+ * load then); doubles are computed as doubles (no x87 extra precision); no threads. Every
+ * build gives the same bits.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
+#include <string.h>
+
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "doubles must be evaluated as doubles (FLT_EVAL_METHOD 0): build for SSE2, not x87"
+#endif
 
 /* sum over j < i of |x[i] - x[j]|, for each i: each point's distance to the points before it */
 static void distances_to_earlier(const double *x, Py_ssize_t n, double *earlier)
@@ -63,26 +72,59 @@ static void split_statistics_of(const double *x, const double *row_sums, Py_ssiz
     }
 }
 
+/* A C-contiguous buffer of doubles, or an error naming `what`. */
+static int double_buffer(PyObject *object, Py_buffer *view, int writable, const char *what)
+{
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object, view, flags) < 0)
+        return -1;
+    if (view->itemsize != (Py_ssize_t)sizeof(double) || view->format == NULL ||
+        strcmp(view->format, "d") != 0) {
+        PyErr_Format(PyExc_TypeError, "split_statistics: %s must hold float64, not format %s",
+                     what, view->format ? view->format : "?");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *split_statistics(PyObject *self, PyObject *args)
 {
-    Py_buffer values, row_sums, out;
+    PyObject *values_object, *row_sums_object, *out_object;
     Py_ssize_t n, lo, hi;
-    if (!PyArg_ParseTuple(args, "y*y*nnnw*", &values, &row_sums, &n, &lo, &hi, &out))
+    if (!PyArg_ParseTuple(args, "OOnnnO", &values_object, &row_sums_object, &n, &lo, &hi,
+                          &out_object))
         return NULL;
-    PyObject *result = NULL;
-    const Py_ssize_t width = hi - lo + 1;
-    if (n < 1 || lo < 0 || hi >= n || width < 1 || values.len % (Py_ssize_t)(n * sizeof(double))) {
+    if (n < 1 || n > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(double) || lo < 0 || hi >= n ||
+        hi < lo) {
         PyErr_Format(PyExc_ValueError, "split_statistics: bad shape (n=%zd, lo=%zd, hi=%zd)",
                      n, lo, hi);
-        goto done;
+        return NULL;
     }
-    const Py_ssize_t batch = values.len / (Py_ssize_t)(n * sizeof(double));
-    if (row_sums.len != values.len || out.len != (Py_ssize_t)(batch * width * sizeof(double))) {
+    Py_buffer values, row_sums, out;
+    if (double_buffer(values_object, &values, 0, "values") < 0)
+        return NULL;
+    if (double_buffer(row_sums_object, &row_sums, 0, "row_sums") < 0) {
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    if (double_buffer(out_object, &out, 1, "out") < 0) {
+        PyBuffer_Release(&values);
+        PyBuffer_Release(&row_sums);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    /* Counted in doubles, not bytes: n * width cannot overflow once each side is checked. */
+    const Py_ssize_t width = hi - lo + 1, count = values.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t batch = count / n;
+    if (count % n || row_sums.len != values.len ||
+        out.len / (Py_ssize_t)sizeof(double) / width != batch ||
+        out.len / (Py_ssize_t)sizeof(double) % width) {
         PyErr_SetString(PyExc_ValueError,
                         "split_statistics: values, row_sums and out disagree in size");
         goto done;
     }
-    double *earlier = PyMem_RawMalloc(n * sizeof(double));
+    double *earlier = PyMem_RawMalloc((size_t)n * sizeof(double));
     if (!earlier) {
         PyErr_NoMemory();
         goto done;
@@ -114,4 +156,17 @@ static struct PyModuleDef module = {
     -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__edivisive(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__edivisive(void)
+{
+    /* Subnormal numbers flushed to zero: this library (or another) was linked with fast-math,
+     * which changes every float result of the process, ours included. */
+    volatile double smallest = DBL_MIN / 4.0;
+    if (smallest * 1.0 == 0.0) {
+        PyErr_SetString(PyExc_ImportError,
+                        "_edivisive: subnormal floats are flushed to zero in this process (a "
+                        "library linked with -ffast-math?); rebuild with `make venv` and plain "
+                        "CFLAGS");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

@@ -2,11 +2,11 @@
 
 Why our own ~80 lines instead of a package: `signal-processing-algorithms` (MongoDB's E-Divisive)
 pins its own numpy/scipy ranges; `ruptures` offers penalised segmentation (PELT, Binseg) but no
-significance test, so its penalty is one more knob to tune per series. E-Divisive (Matteson & James 2014, alpha = 1) is what MongoDB uses for
-exactly this job: it makes no distribution assumption, needs no penalty, and its permutation test
-answers "would a split this strong appear in shuffled data?" at a chosen significance level. Our
-histories are short (tens to hundreds of runs), so the O(n²) distance sums stay cheap (in C:
-_edivisive.c).
+significance test, so its penalty is one more knob to tune per series. E-Divisive (Matteson &
+James 2014, alpha = 1) is what MongoDB uses for exactly this job: it makes no distribution
+assumption, needs no penalty, and its permutation test answers "would a split this strong appear
+in shuffled data?" at a chosen significance level. Our histories are short (tens to hundreds of
+runs), so the O(n²) distance sums stay cheap (in C: _edivisive.c).
 """
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import numpy as np
 try:
     from ._edivisive import split_statistics
 except ImportError as missing:  # a source tree never installed: there is no other version
-    raise ImportError("orchestrator/analysis/_edivisive.c is not built: run `make setup` "
-                      "(pip install -e .) to compile it") from missing
+    raise ImportError(f"the change points' C step (orchestrator/analysis/_edivisive.c) does not "
+                      f"load ({missing}): run `make venv` (pip install -e .) to build it"
+                      ) from missing
 
 PERMUTATIONS = 199
 SEED = 1234
