@@ -100,6 +100,28 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
     `gate`: the baseline selector and thresholds the summary and Gate page use; `taken`:
     waits for a `take_snapshot` already under way (the CLI starts it before it imports this)."""
     times = times or BuildTimes()
+    with _without_cycle_collection():
+        return _build(db, out, gate, times, taken)
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """No cyclic garbage collection during a build (nor in its forked children): it makes
+    hundreds of thousands of objects that live to its end, which the collector walked again
+    and again (482 collections in an incremental build of the synthetic history, 0.18 s of the
+    main process), touching, and so copying, the pages the forked children share with it. The
+    cycles a build leaves are freed when it ends (1.34 → 1.38 GB at most in a full build)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
+           taken: Callable[[], Path] | None) -> Path:
     with times.phase("snapshot"):
         copy = taken() if taken else take_snapshot(db, out)
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
@@ -125,7 +147,6 @@ def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
         if mkdocs.poll() is None:  # the build stopped before MkDocs was told to build
             mkdocs.kill()
             mkdocs.wait()
-        gc.unfreeze()
         render.keep_compiled(None)
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
@@ -161,9 +182,6 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     try:
         with times.phase("points"):
             points, points_kept = read_points(db, cache, first)
-        # Hundreds of thousands of long-lived objects: the collector need not walk them again
-        # and again, nor touch (and so copy) their pages in the forked children.
-        gc.freeze()
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
         gap_notes = {name: dict(conf.get("gap_notes") or {})

@@ -2,6 +2,7 @@
 API, then `build_site` and the real `mkdocs build`; checks are made on the generated HTML."""
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 from pathlib import Path
@@ -187,6 +188,7 @@ def test_a_build_that_stops_early_ends_its_waiting_mkdocs_child(tmp_path: Path,
         build_site(tmp_path / "empty.duckdb", tmp_path / "out")
     assert len(started) == 1 and started[0].poll() is not None  # killed, not left waiting
     assert not (tmp_path / "out" / "site").exists()
+    assert gc.isenabled()  # off during the build only (site._without_cycle_collection)
 
 
 def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
