@@ -35,7 +35,8 @@ DATA = "data"
 SERIES = "series"
 INVOCATIONS_SUFFIX = ".invocations.csv"
 # Invocation columns of the per-run CSV; the command, log path and conditions (JSON, large)
-# are in invocations.parquet. Every metric the invocation has follows, one column each.
+# are in the invocations' Parquet files. Every metric the invocation has follows, one column
+# each.
 _INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
                            "params", "cache_state", "series_key", "status", "error", "exit_code",
                            "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")

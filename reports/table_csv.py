@@ -144,8 +144,9 @@ def _database_table(csv_name: str, written: bool, root: str) -> str:
     if written:
         return _link(csv_name, " (every invocation with every metric it measured)")
     return (f'<p class="{LINK_CLASS}">This table\'s CSV is written for the newest runs only; '
-            f'every invocation of every run is in <a href="{root}{DATA}/invocations.parquet">'
-            f"invocations.parquet</a> (see the <a href=\"{root}sql.html\">SQL page</a>).</p>")
+            f'every invocation of every run is in the invocations\' Parquet files (the '
+            f'<a href="{root}downloads.html">Downloads</a> page lists them, the '
+            f'<a href="{root}sql.html">SQL page</a> queries them).</p>')
 
 
 class _Names:

@@ -82,14 +82,15 @@ def test_blocks_of_runs_hold_every_row_and_only_changed_blocks_are_written_again
         "metrics/metrics-other.parquet"]
     assert files["histograms"] == ["histograms/histograms-0000.parquet",
                                    "histograms/histograms-0001.parquet"]  # blocks with rows
-    assert files["invocations"] == ["invocations.parquet"] and files["timeseries"] == [
-        "timeseries.parquet"]  # not per invocation; empty
+    assert files["invocations"] == [f"invocations/invocations-{i:04d}.parquet" for i in range(3)]
+    assert files["timeseries"] == ["timeseries.parquet"]  # empty: one file
 
     add_run(history, 6)  # the newest run: a block of its own
     second = rebuild_and_compare(history, out, fresh)
-    kept = [f"parquet metrics {i}" for i in range(3)] + [
+    kept = [f"parquet {table} {i}" for table in ("metrics", "invocations") for i in range(3)] + [
         "parquet metrics other", "parquet histograms 0", "parquet histograms 1"]
     assert all(second[name] == first[name] for name in kept) and "parquet metrics 3" not in first
+    assert "parquet invocations 3" in second and "parquet invocations 3" not in first
     # The series CSV files are put together from each run's rows: only the new run's are read.
     assert [name for name in second if name.startswith("series rows ")
             and second[name] != first.get(name)] == [f"series rows {run_id(6)}"]
@@ -101,9 +102,11 @@ def test_blocks_of_runs_hold_every_row_and_only_changed_blocks_are_written_again
                   f"'{run_id(3)}-%'",
          f"UPDATE metrics SET value = value * 2 WHERE invocation_id = '{run_id(3)}-0001'")
     third = rebuild_and_compare(history, out, fresh)
+    # The fingerprinted tables' blocks of runs 0 and 3 (a run's fingerprint covers its label).
     assert sorted(name for name in third if name.startswith("parquet")
                   and third[name] != second[name]) == [
-        "parquet histograms 1", "parquet metrics 0", "parquet metrics 1", "parquet runs"]
+        "parquet histograms 1", "parquet invocations 0", "parquet invocations 1",
+        "parquet metrics 0", "parquet metrics 1", "parquet runs"]
 
     store = Store(history)  # an older run removed: the blocks after it shift
     store.remove_run(run_id(1))

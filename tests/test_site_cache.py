@@ -365,7 +365,8 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     outputs = tools_outputs(out / "site")
     # Every kind of published file is there (the comparisons below cover them all): the
     # invocations' and results' CSV of the detailed runs, a compact page's tables' CSV.
-    assert {"data/invocations.parquet", "data/metrics/metrics-0000.parquet", "data/runs.parquet",
+    assert {"data/invocations/invocations-0000.parquet", "data/metrics/metrics-0000.parquet",
+            "data/runs.parquet",
             "data/manifest.json", "compare/index.json", f"runs/{run_id(5)}.invocations.csv",
             f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv"} <= set(outputs)
     assert any(name.startswith("compare/") and "__" in name for name in outputs)
@@ -387,7 +388,7 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     assert files["parquet series"] == first_files["parquet series"]
     assert files[f"invocations {run_id(4)}"] == first_files[f"invocations {run_id(4)}"]
     assert all(files[name] != first_files.get(name) for name in (
-        "parquet runs", "parquet invocations", "parquet metrics 0", f"invocations {run_id(6)}",
+        "parquet runs", "parquet invocations 0", "parquet metrics 0", f"invocations {run_id(6)}",
         "series fillrandom-1"))
     after = bodies(out)
     rebuilt = {run for run in after if after[run] != before.get(run)}

@@ -127,7 +127,8 @@ def test_every_table_of_a_page_gets_a_csv_and_a_link(tmp_path: Path) -> None:
     assert html.count('class="tm-csv"') == 3
     assert add_csv_downloads(page, site, html) == html  # a second pass adds nothing
     assert 'href="r1.results.csv" download' in html and 'href="r1.invocations.csv"' not in html
-    assert "invocations.parquet" in html  # no CSV from the database for this run: where it is
+    assert "invocations' Parquet files" in html  # no CSV from the database for this run: where
+    assert 'href="../downloads.html"' in html  # the invocations are
     # The table after it never takes the name of the invocations' CSV from the database.
     with (page.parent / "r1.invocations-2.csv").open() as handle:
         assert next(csv.reader(handle))[0] == "Series"
