@@ -6,14 +6,17 @@ import dataclasses
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 from rich.console import Console
 
 from .errors import ConfigError, Interrupted, RunIncomplete, UserError
-from .schema import TidemarkConf, register_schemas
 from .store.connection import OPENED, damage_error, is_damage
 from .sweep_state import JOB_ERRORS, RUN_OUTCOMES, SWEEP
+
+if TYPE_CHECKING:  # imported where a command composes a config: `tidemark site` never does
+    from .schema import TidemarkConf
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
@@ -46,6 +49,7 @@ def explain_hydra_error(exc: Exception) -> str:
 def _valid_keys_hint(key: str) -> str:
     import dataclasses
     from . import schema
+    from .schema import TidemarkConf
 
     node: type = TidemarkConf
     parts = key.split(".")
@@ -95,15 +99,34 @@ def validate_overrides(overrides: list[str]) -> None:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from .schema import register_schemas
+
+    register_schemas()  # what the YAML files' defaults name (again: it only replaces them)
     user = [o for o in overrides if not o.startswith(("hydra.", "hydra/", "-", "--"))]
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
             for variant in _first_values(user):
-                OmegaConf.to_object(compose("tidemark", overrides=variant))
+                try:
+                    OmegaConf.to_object(compose("tidemark", overrides=variant))
+                except AssertionError:  # OmegaConf's, for a key under a value that is null
+                    raise ConfigError(_key_under_nothing(variant)) from None
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(explain_hydra_error(exc)) from None
     finally:
         GlobalHydra.instance().clear()
+
+
+def _key_under_nothing(overrides: list[str]) -> str:
+    """An override set a key inside a group no default selects (workload.params.num=5 with
+    no workload=...): name it and the choice to make first."""
+    keys = [o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o]
+    nested = [k for k in keys if "." in k and k.split(".", 1)[0] not in keys]
+    key = nested[0] if nested else (keys[0] if keys else "?")
+    group = key.split(".", 1)[0]
+    choices = (f"; valid {group}s: {', '.join(_group_options(group))}" if group in GROUPS
+               else "")
+    return f"cannot set {key!r}: no {group} is chosen to set it in; choose one first " \
+           f"({group}=NAME {key}=...){choices}"
 
 
 def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
@@ -174,7 +197,6 @@ def run_command(argv: list[str]) -> None:
     elif multirun:
         SWEEP.update(id=secrets.token_hex(4), argv=[a for a in argv if not a.startswith("-")])
     validate_overrides([a for a in argv if "=" in a and not a.startswith("-")])
-    register_schemas()
     sys.argv = ["tidemark run", *argv]
     hydra.main(config_path=str(CONF_DIR), config_name="tidemark", version_base=None)(_run_task)()
     if JOB_ERRORS:
@@ -208,7 +230,7 @@ def _resume_argv(run_id: str, argv: list[str]) -> list[str]:
     from .store import connect
     from .store.resume_reads import stored_run, sweep_runs
 
-    from .resume import WHERE_KEYS
+    from .where_keys import WHERE_KEYS
 
     extra = [a for a in argv if a.split("=", 1)[0] not in WHERE_KEYS]
     if extra:
@@ -336,7 +358,6 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)
-    register_schemas()
     try:
         COMMANDS[argv[0]](argv[1:])
     except UserError as exc:

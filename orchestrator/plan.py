@@ -8,11 +8,13 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .errors import ConfigError
 from .param_checks import check_counts, check_params
-from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
+
+if TYPE_CHECKING:  # annotations only: readers of plans (the site) need not import OmegaConf
+    from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
 
 PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
@@ -103,7 +105,7 @@ def data_set_key(params: WorkloadParams) -> str:
 
 
 def apply_param_overrides(params: WorkloadParams, overrides: Mapping[str, Any]) -> WorkloadParams:
-    known = {f.name for f in dataclasses.fields(WorkloadParams)}
+    known = {f.name for f in dataclasses.fields(params)}
     unknown = sorted(set(overrides) - known)
     if unknown:
         raise ConfigError(f"unknown workload param {unknown[0]!r}; valid params: {', '.join(sorted(known))}")

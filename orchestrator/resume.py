@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from .errors import ConfigError
 from .plan import FORMAT_GBENCH, PHASE_CALLGRIND, PHASE_MEASURED, Step, canonical_json
+from .where_keys import WHERE_KEYS
 
 JUDGED_PHASES = (PHASE_MEASURED, PHASE_CALLGRIND)
 RESUMABLE = ("interrupted", "killed", "partial", "failed")
@@ -130,11 +131,6 @@ def resume_text(entry: dict[str, Any]) -> str:
             f"{entry['previous_status']}; {entry['kept']} measured invocations were kept and "
             f"{entry['steps']} steps ran to finish it ({entry['skipped_points']} points were "
             f"already complete).")
-
-
-# Where results and data go, and how long to wait: not part of what is measured.
-WHERE_KEYS = frozenset({"db", "results_dir", "data_dir", "cache_dir", "db_lock_wait_s", "build_jobs",
-                        "keep_data"})
 
 
 def config_differences(stored: dict[str, Any], now: dict[str, Any], prefix: str = "") -> list[str]:

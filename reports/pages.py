@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from orchestrator.resume import WHERE_KEYS
+from orchestrator.where_keys import WHERE_KEYS
 
 from .format import MISSING, Link, anchor, date, is_missing, latency, num, slug
 from .labels import machine_page_name, machine_text, params_text
