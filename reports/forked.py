@@ -12,10 +12,11 @@ from typing import Any, Callable
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
 # The niceness of a child whose work the build needs only at its end (the history's export,
-# the comparisons): when it and the parent's chain of reads and pages want the same core, the
-# chain, which the pages' children wait for, gets three quarters. Not the run pages' worker:
-# niced, its tables were late, and a full build took 22.6-24.5 s instead of 20.8-21.6.
-LATER = 5
+# the comparisons, the trend charts): when it and the chain of reads and pages (the parent's
+# and its pages' children's) want the same core, the chain gets about 94 % (at 5, three
+# quarters: an added run's build took 6.05-7.69 s instead of 5.61-6.61, side by side; 19 was
+# no faster than 12). A full build's run pages' worker is not niced (run_assembly.py).
+LATER = 12
 
 
 def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any]:
