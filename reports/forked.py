@@ -104,8 +104,11 @@ def _receiving(receiver: Any, name: str) -> Callable[[], Any]:
     """A function that gives what the child sent on `receiver` (again on a second call), or
     raises the error it sent or its death."""
     ended: list[tuple[str, Any]] = []
+    owner = os.getpid()
 
     def received() -> Any:
+        if os.getpid() != owner:  # a forked child would take the message from its parent
+            raise RuntimeError(f"the result of {name} was asked for in another process")
         if not ended:
             try:
                 ended.append(receiver.recv())

@@ -110,21 +110,27 @@ def _compared_runs(verdicts: SiteVerdicts) -> set[str]:
                                                    if verdicts.gate else set())
 
 
-def _write_summary(env: jinja2.Environment, docs: Path, results: Results,
-                   configs: Configs) -> list[Any]:
-    """The summary pages; returns their nav entries."""
+def _write_history_pages(env: jinja2.Environment, docs: Path, results: Results,
+                         configs: Configs) -> tuple[dict[str, str], dict[str, str]]:
+    """The latest refresh and historical comparisons pages (points and runs: no verdicts);
+    their nav entries."""
+    points = results.points
+    notes = {name: [str(n) for n in conf.get("notes") or []]
+             for name, conf in configs.workloads.items()}
+    return (_write_sections(env, docs, "latest.md",
+                            latest_refresh_page(points, results.runs, notes)),
+            _write_sections(env, docs, "history.md",
+                            history_page(results.runs, points, configs.instrumented)))
+
+
+def _write_verdict_pages(env: jinja2.Environment, docs: Path,
+                         results: Results) -> tuple[dict[str, str], dict[str, str]]:
+    """The summary and gate pages; their nav entries."""
     points = results.points
     lookup = PointLookup(points[points["run_id"].isin(_compared_runs(results.verdicts))])
-    return [
-        _write_sections(env, docs, "summary.md", summary_page(results.runs, results.verdicts,
-                                                             lookup)),
-        _write_sections(env, docs, "latest.md", latest_refresh_page(
-            points, results.runs, {name: [str(n) for n in conf.get("notes") or []]
-                                   for name, conf in configs.workloads.items()})),
-        _write_sections(env, docs, "history.md",
-                        history_page(results.runs, points, configs.instrumented)),
-        _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)),
-    ]
+    return (_write_sections(env, docs, "summary.md",
+                            summary_page(results.runs, results.verdicts, lookup)),
+            _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)))
 
 
 def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
@@ -191,14 +197,17 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
         render.environment(slots_under), docs, results, configs, groups),
         "tidemark-machine-pages")
     env = render.environment(slots_under)
-    # First: their charts' child can start the sooner.
+    # First the pages that need no verdicts, while their child reads them; then the workload
+    # pages, whose charts' child can start the sooner.
+    _write_runs_index(env, docs, results.runs)
+    latest_nav, history_nav = _write_history_pages(env, docs, results, configs)
     workload_nav, trends_drawn = _write_workloads(env, docs, fragments, results, configs)
     _write_home(env, docs, fragments, results)
-    _write_runs_index(env, docs, results.runs)
-    summary_nav = _write_summary(env, docs, results, configs)
+    summary_nav, gate_nav = _write_verdict_pages(env, docs, results)
     tools_nav = write_tool_pages(env, docs, results.gate)
     machine_nav, fleet_nav, reference_nav = machines_nav()
-    nav: list[Any] = [{"Home": "index.md"}, {"Summary": summary_nav},
+    nav: list[Any] = [{"Home": "index.md"},
+                      {"Summary": [summary_nav, latest_nav, history_nav, gate_nav]},
                       {"Analysis": analysis_nav()}]
     if workload_nav:
         nav.append({"Workloads": workload_nav})

@@ -77,10 +77,17 @@ class Results:
     windows: pd.DataFrame
     intervals: pd.DataFrame
     aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
-    verdicts: SiteVerdicts  # what the analysis core decided: summary, gate, targets, workloads
+    # Gives what the analysis core decided (summary, gate, targets, workloads): in a build,
+    # waits for the child that reads them (`start_verdicts`), so that the pages that need none
+    # are written meanwhile.
+    verdicts_read: Callable[[], SiteVerdicts]
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
     phases: pd.DataFrame  # what each phase cost, for the newest runs (queries.read_phases)
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
+
+    @property
+    def verdicts(self) -> SiteVerdicts:
+        return self.verdicts_read()
 
 
 def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFrame:
@@ -99,44 +106,38 @@ def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFram
     return with_caveats(runs, points, set(first.instrumented))[1]
 
 
-@dataclass(frozen=True)
-class VerdictReads:
-    """What the verdicts' child reads while this process reads the points (`start_verdicts`)."""
-    latest: dict[str, str]  # workload → its newest run (queries.read_latest_runs)
-    verdicts: SiteVerdicts
-
-
 def _read_verdicts(con: duckdb.DuckDBPyConnection, gate: GateConf,
-                   history: HistoryReader | None) -> VerdictReads:
-    latest = queries.read_latest_runs(con)
-    return VerdictReads(latest, read_verdicts(con, gate, latest.values(), history))
+                   history: HistoryReader | None) -> SiteVerdicts:
+    return read_verdicts(con, gate, queries.read_latest_runs(con).values(), history)
 
 
 def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
                    then: Callable[[SiteVerdicts], Any]
-                   ) -> tuple[Callable[[], VerdictReads], Callable[[], Any]]:
+                   ) -> tuple[Callable[[], SiteVerdicts], Callable[[], Any]]:
     """The verdicts read in a forked child, which needs none of the points: the other core is
     idle while this process reads them. The child then goes on with `then(the verdicts)` (the
     Compare page's comparisons, which use what the verdicts read: the runs' series, the
     history; megabytes this process would only pass on), niced. Returns the functions that wait
     for the verdicts and for `then`'s result; the history the verdicts read is kept in `cache`
     as if read here."""
-    def verdicts() -> tuple[tuple[VerdictReads, dict[str, Any]], SiteVerdicts]:
+    def verdicts() -> tuple[tuple[SiteVerdicts, dict[str, Any]], SiteVerdicts]:
         con = queries.open_results(db)
         try:
             found = _read_verdicts(con, gate, _history_reader(first, cache))
         finally:
             con.close()
-        sent = replace(found, verdicts=replace(found.verdicts, coverage=None, histories=(),
-                                               summaries={}))
-        return (sent, cache.stored(history_cache.KIND)), found.verdicts
+        sent = replace(found, coverage=None, histories=(), summaries={})
+        return (sent, cache.stored(history_cache.KIND)), found
 
     read, done = forked.start_in_stages(verdicts, then, "tidemark-verdicts",
                                         nice_then=forked.LATER)
+    adopted: list[bool] = []
 
-    def finish() -> VerdictReads:
+    def finish() -> SiteVerdicts:
         found, stored = read()
-        cache.adopt(history_cache.KIND, stored)
+        if not adopted:
+            cache.adopt(history_cache.KIND, stored)
+            adopted.append(True)
         return found
 
     return finish, done
@@ -144,25 +145,27 @@ def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
 
 def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
                  points: pd.DataFrame | None = None, cache: SiteCache | None = None,
-                 verdicts: Callable[[], VerdictReads] | None = None) -> Results:
+                 verdicts: Callable[[], SiteVerdicts] | None = None) -> Results:
     """Everything the pages show; `first` and `points`: the runs and points already read
     (without them, as one read of the DB gives them, without caveats); `cache`: the last
     build's, for the verdicts' history of unchanged runs (with `first`); `verdicts`: waits for
-    them, read meanwhile (`start_verdicts`)."""
+    them, read meanwhile (`start_verdicts`): the Results do not wait for them."""
     con = queries.open_results(db)
     try:
         if gate.baseline:
             parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
         runs = first.runs if first else queries.read_runs(con)
         points = points if points is not None else queries.read_points(con)
-        # Read here while the verdicts' child works (their reads take about as long).
+        # Read here while the verdicts' child works.
         machines, windows = aggregates.read_machines(con), aggregates.read_windows(con)
         intervals, residency = aggregates.read_intervals(con), aggregates.read_residency(con)
-        found = verdicts() if verdicts else _read_verdicts(con, gate,
-                                                           _history_reader(first, cache))
-        phased = sorted(set(found.latest.values()) | detailed_runs(runs))
+        if verdicts is None:
+            found = _read_verdicts(con, gate, _history_reader(first, cache))
+            verdicts = lambda: found  # noqa: E731 - read already
+        latest = queries.read_latest_runs(con)
+        phased = sorted(set(latest.values()) | detailed_runs(runs))
         return Results(runs, points, machines, residency, windows, intervals,
-                       first.aa_pairs if first else aa_pairs(con), found.verdicts, gate,
+                       first.aa_pairs if first else aa_pairs(con), verdicts, gate,
                        queries.read_phases(con, phased),
                        first.imported if first else queries.read_imported_values(con))
     finally:

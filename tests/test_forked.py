@@ -61,3 +61,14 @@ def test_waiting_for_the_second_stage_first_reads_a_large_first_result() -> None
                                            "test-stages")
     assert second() == 4
     assert first() == large
+
+
+def test_a_result_asked_for_in_another_process_is_refused() -> None:
+    """A child forked later inherits the parent's pipe: reading it there would take the
+    message from the parent."""
+    first, second = forked.start_in_stages(lambda: ("sent", 1), lambda kept: kept,
+                                           "test-stages")
+    asked = forked.start(first, "test-asker")
+    with pytest.raises(RuntimeError, match="asked for in another process"):
+        asked()
+    assert first() == "sent" and second() == 1
