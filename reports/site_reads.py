@@ -73,7 +73,9 @@ class Results:
     runs: pd.DataFrame
     points: pd.DataFrame
     machines: pd.DataFrame
-    residency: pd.DataFrame
+    # Gives the cache states' residency per machine, read where first asked for: the machine
+    # pages' child, beside the pages, rather than this process, whose reads the others wait for.
+    residency_read: Callable[[], pd.DataFrame]
     windows: pd.DataFrame
     intervals: pd.DataFrame
     aa_pairs: list[tuple[str, str]]  # A/A pairs of `tidemark ab`, for the noise tables
@@ -88,6 +90,25 @@ class Results:
     @property
     def verdicts(self) -> SiteVerdicts:
         return self.verdicts_read()
+
+    @property
+    def residency(self) -> pd.DataFrame:
+        return self.residency_read()
+
+
+def _residency_when_asked(db: Path) -> Callable[[], pd.DataFrame]:
+    read: list[pd.DataFrame] = []
+
+    def residency() -> pd.DataFrame:
+        if not read:
+            con = queries.open_results(db)
+            try:
+                read.append(aggregates.read_residency(con))
+            finally:
+                con.close()
+        return read[0]
+
+    return residency
 
 
 def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFrame:
@@ -158,13 +179,13 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
         points = points if points is not None else queries.read_points(con)
         # Read here while the verdicts' child works.
         machines, windows = aggregates.read_machines(con), aggregates.read_windows(con)
-        intervals, residency = aggregates.read_intervals(con), aggregates.read_residency(con)
+        intervals = aggregates.read_intervals(con)
         if verdicts is None:
             found = _read_verdicts(con, gate, _history_reader(first, cache))
             verdicts = lambda: found  # noqa: E731 - read already
         latest = queries.read_latest_runs(con)
         phased = sorted(set(latest.values()) | detailed_runs(runs))
-        return Results(runs, points, machines, residency, windows, intervals,
+        return Results(runs, points, machines, _residency_when_asked(db), windows, intervals,
                        first.aa_pairs if first else aa_pairs(con), verdicts, gate,
                        queries.read_phases(con, phased),
                        first.imported if first else queries.read_imported_values(con))
