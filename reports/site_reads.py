@@ -4,6 +4,7 @@ once; then every run's points here while a child reads the verdicts (`start_verd
 that the statistics pages' process starts soon after; then the rest (`read_results`)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -97,16 +98,13 @@ class Results:
 
 
 def _residency_when_asked(db: Path) -> Callable[[], pd.DataFrame]:
-    read: list[pd.DataFrame] = []
-
+    @functools.cache
     def residency() -> pd.DataFrame:
-        if not read:
-            con = queries.open_results(db)
-            try:
-                read.append(aggregates.read_residency(con))
-            finally:
-                con.close()
-        return read[0]
+        con = queries.open_results(db)
+        try:
+            return aggregates.read_residency(con)
+        finally:
+            con.close()
 
     return residency
 
@@ -152,13 +150,10 @@ def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
 
     read, done = forked.start_in_stages(verdicts, then, "tidemark-verdicts",
                                         nice_then=forked.LATER)
-    adopted: list[bool] = []
 
     def finish() -> SiteVerdicts:
         found, stored = read()
-        if not adopted:
-            cache.adopt(history_cache.KIND, stored)
-            adopted.append(True)
+        cache.adopt(history_cache.KIND, stored)  # the same entries again on a second call
         return found
 
     return finish, done
