@@ -32,6 +32,7 @@ from orchestrator.store.reads import has_table
 from orchestrator.store.schema import LATEST_VERSION
 
 from .format import slug
+from .queries import RUN_ORDER
 from .site_cache import KeptFiles, digest
 
 BLOCK_RUNS = 100  # runs per file of a per-invocation table: the newest block is written again
@@ -89,7 +90,7 @@ def _rows_of(con: duckdb.DuckDBPyConnection, path: Path) -> int:
 def run_blocks(con: duckdb.DuckDBPyConnection) -> list[list[str]]:
     """The runs in the order they started, BLOCK_RUNS to a block (a new run joins the last)."""
     runs = [run for (run,) in con.execute(
-        "SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        f"SELECT run_id FROM runs ORDER BY {RUN_ORDER}").fetchall()]
     return [runs[i:i + BLOCK_RUNS] for i in range(0, len(runs), BLOCK_RUNS)]
 
 

@@ -91,10 +91,11 @@ _RUNS = """
     LEFT JOIN counts c ON c.run_id = r.run_id
     ORDER BY r.started_at DESC, r.run_id DESC"""
 
+# The runs in the order they started, the runs without a start last: the points' runs, each
+# workload's newest run and the published history's blocks (history_parquet.run_blocks).
+RUN_ORDER = "started_at NULLS LAST, run_id"
 # The points' order: oldest run first, then workload, threads and series (a total order: one
 # point per run and series), wherever points are read or put together.
-# The runs' order on every page: by start, the runs without one last.
-RUN_ORDER = "started_at NULLS LAST, run_id"
 POINTS_ORDER = f"{RUN_ORDER}, workload, threads, series_key"
 # The invocations a point is made of. An attempt the interference policy rejected and ran
 # again is not a repetition.

@@ -10,7 +10,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-import duckdb
 import pandas as pd
 
 from orchestrator.gate import GateConf
@@ -32,10 +31,12 @@ class RunReads:
     phases: pd.DataFrame  # what each phase of the detailed runs cost (queries.read_phases)
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
     instrumented: frozenset[str]  # build variants whose runs carry a caveat
+    latest: dict[str, str]  # workload → its newest run (queries.read_latest_runs)
 
 
 def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
-    """The runs and what keys each run's page: all the run pages' worker needs to start."""
+    """The runs and what keys each run's page: all the run pages' worker needs to start (and
+    each workload's newest run, which the verdicts' child needs)."""
     con = queries.open_results(db)
     try:
         runs = queries.read_runs(con)
@@ -43,7 +44,8 @@ def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
         detailed = sorted(detailed_runs(runs))
         return RunReads(runs, read_cache.run_fingerprints(con, cache), log_files(con, detailed),
                         aa_pairs(con), queries.read_phases(con, detailed),
-                        queries.read_imported_values(con), frozenset(instrumented))
+                        queries.read_imported_values(con), frozenset(instrumented),
+                        queries.read_latest_runs(con))
     finally:
         con.close()
 
@@ -125,11 +127,6 @@ def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFram
     return with_caveats(runs, points, set(first.instrumented))[1]
 
 
-def _read_verdicts(con: duckdb.DuckDBPyConnection, gate: GateConf,
-                   history: HistoryReader | None) -> SiteVerdicts:
-    return read_verdicts(con, gate, queries.read_latest_runs(con).values(), history)
-
-
 def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
                    then: Callable[[SiteVerdicts], Any]
                    ) -> tuple[Callable[[], SiteVerdicts], Callable[[], Any]]:
@@ -142,7 +139,8 @@ def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
     def verdicts() -> tuple[tuple[SiteVerdicts, dict[str, Any]], SiteVerdicts]:
         con = queries.open_results(db)
         try:
-            found = _read_verdicts(con, gate, _history_reader(first, cache))
+            found = read_verdicts(con, gate, first.latest.values(),
+                                  _history_reader(first, cache))
         finally:
             con.close()
         sent = replace(found, coverage=None, histories=(), summaries={})
@@ -175,10 +173,10 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
         # Read here while the verdicts' child works.
         machines, windows = aggregates.read_machines(con), aggregates.read_windows(con)
         intervals = aggregates.read_intervals(con)
+        latest = first.latest if first else queries.read_latest_runs(con)
         if verdicts is None:
-            found = _read_verdicts(con, gate, _history_reader(first, cache))
+            found = read_verdicts(con, gate, latest.values(), _history_reader(first, cache))
             verdicts = lambda: found  # noqa: E731 - read already
-        latest = queries.read_latest_runs(con)
         phased = sorted(set(latest.values()) | detailed_runs(runs))
         return Results(runs, points, machines, _residency_when_asked(db), windows, intervals,
                        first.aa_pairs if first else aa_pairs(con), verdicts, gate,
