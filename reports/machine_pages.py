@@ -137,6 +137,31 @@ def runs_table(runs: pd.DataFrame, base: str) -> Table:
                  (False, False, False, False, False, True, True, True, True, False))
 
 
+def _cache_sections(residency: pd.DataFrame, facts: dict[str, Any], base: str) -> list[Section]:
+    """The page-cache residency, the cache-drop steps and where the data sets sit, or one line
+    saying why there are none (a writer into a fresh database has no data set; an imported run
+    records no residency): empty tables would read as lost data."""
+    if residency.empty:
+        return [Section("Page-cache state", text=Markup(
+            "No measured invocation on this machine recorded its data set's page-cache residency "
+            "(a writer into a fresh database has no data set yet; an imported run was measured by "
+            "another tool), so there is no residency or cache-drop step to show."))]
+    return [
+        Section("Page-cache state per benchmark type",
+                text=Markup("Median residency of the data set in the page cache right before each "
+                            "measured process, per workload, data set and cache state, over all "
+                            "runs on this machine. ⚠ counts invocations whose residency missed the "
+                            "state's bound."),
+                tables=[Table(("Workload", "Data set", "Cache", "Residency % (median)", "Measured",
+                               "Condition not met", "Data set MiB", "× L3", "% of RAM"),
+                              residency_rows(residency, facts, base),
+                              (False, False, False) + (True,) * 6)]),
+        Section("Cache-drop procedure", tables=[Table(("Cache state", "Steps, as recorded"),
+                                                      procedure_rows(residency), (False, False))]),
+        Section("Residency note", text=Markup.escape(residency_note(residency, facts))),
+    ]
+
+
 def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame) -> Page:
     """`runs` and `residency` are already filtered to this machine; links are from machines/."""
     base = "../"
@@ -153,18 +178,7 @@ def machine_page(machine: pd.Series, runs: pd.DataFrame, residency: pd.DataFrame
                 text=Markup("Every run measured here, newest first, with the machine profile it "
                             "used and, for a fleet job, the Slurm node and job it ran as."),
                 tables=[runs_table(runs, base)]),
-        Section("Page-cache state per benchmark type",
-                text=Markup("Median residency of the data set in the page cache right before each "
-                            "measured process, per workload, data set and cache state, over all "
-                            "runs on this "
-                            "machine. ⚠ counts invocations whose residency missed the state's bound."),
-                tables=[Table(("Workload", "Data set", "Cache", "Residency % (median)", "Measured",
-                               "Condition not met", "Data set MiB", "× L3", "% of RAM"),
-                              residency_rows(residency, facts, base),
-                              (False, False, False) + (True,) * 6)]),
-        Section("Cache-drop procedure", tables=[Table(("Cache state", "Steps, as recorded"),
-                                                      procedure_rows(residency), (False, False))]),
-        Section("Residency note", text=Markup.escape(residency_note(residency, facts))),
+        *_cache_sections(residency, facts, base),
     ]
     intro = Markup("Fingerprint <code>{}</code> · {} runs on this machine.").format(
         escape_text(machine["fingerprint"]), int(machine["n_runs"]))

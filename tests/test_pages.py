@@ -332,3 +332,24 @@ def test_fleet_page_puts_machines_side_by_side_and_never_in_one_line():
     assert [(line["label"], line["run_ids"]) for line in lines] == [
         ("fleet-a · aaaaaaaa", ["r1", "r3"]), ("fleet-b · bbbbbbbb", ["r2"]),
         ("fleet-c · aaaaaaaa", ["r4"])]
+
+
+def test_machine_page_says_why_it_has_no_cache_tables_instead_of_showing_them_empty():
+    from reports.machine_pages import machine_page
+
+    machine = pd.Series({"fingerprint": "c" * 16, "hostname": "h", "n_runs": 1, "last_state": {},
+                         "facts": {"l3_kb": 32768, "ram_gib": 24}})
+    runs = pd.DataFrame({"run_id": ["r1"], "started_at": [pd.Timestamp("2026-11-25", tz="UTC")],
+                         "config": [{}], "status": ["ok"], "machine_state": [{}],
+                         "verified": [True]})
+    columns = ["workload", "cache_state", "num", "value_size", "n", "n_not_met",
+               "residency_median", "data_bytes_median", "cache_procedure", "last_run_id",
+               "last_seq"]
+    titles = [s.title for s in machine_page(machine, runs, pd.DataFrame(columns=columns)).sections]
+    assert titles[-1] == "Page-cache state" and "Cache-drop procedure" not in titles
+    measured = pd.DataFrame([["readrandom", "cold", 1000, 100, 3, 0, 2.5, 8 * 2**20,
+                              ["sync", "drop_caches 3"], "r1", 2]], columns=columns)
+    sections = machine_page(machine, runs, measured).sections
+    procedure = next(s for s in sections if s.title == "Cache-drop procedure")
+    assert procedure.tables[0].rows == [["cold", "sync → drop_caches 3"]]
+    assert sections[-1].title == "Residency note" and "0.25× L3" in str(sections[-1].text)
