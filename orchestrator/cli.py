@@ -273,14 +273,13 @@ def site_command(argv: list[str]) -> None:
     gate = load_gate_conf(DEFAULT_GATE)
     if args.baseline is not None:
         gate = dataclasses.replace(gate, baseline=args.baseline)
-    # The DB's copy (a kernel copy) and its whole-table hashes (DuckDB, which leaves the GIL)
-    # are taken in a thread while the site's modules import (0.6 s on one core). The thread has
-    # ended before the build forks its processes.
+    # The DB's copy is a kernel copy (no GIL): taken in a thread while the site's modules
+    # import (1 s). The thread has ended before the build forks its processes.
     from reports import site_snapshot
     db, out = Path(args.db), Path(args.out)
     pool = ThreadPoolExecutor(1)
     try:
-        copy = pool.submit(site_snapshot.hashed_snapshot, db, out)
+        copy = pool.submit(site_snapshot.take_snapshot, db, out)
         from reports.site import BuildTimes, build_site
     finally:
         pool.shutdown()  # waits for the copy

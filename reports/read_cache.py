@@ -26,8 +26,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from orchestrator.store.reads import has_table
+
 from . import queries, site_cache
-from .run_hashes import TableHashes, table_hashes
 from .site_cache import SiteCache, digest, unpickled
 
 FINGERPRINTS = "run-fingerprints"
@@ -36,10 +37,20 @@ FINGERPRINTS = "run-fingerprints"
 READ_IN_FULL = ("runs", "invocations", "metrics", "run_notes")
 POINTS = "points"
 
+_RUN_ROWS = """
+    SELECT r.run_id, hash(r) AS row_hash, coalesce(i.n, 0) AS n, coalesce(i.h, 0) AS h,
+           {notes} AS notes_hash
+    FROM runs r LEFT JOIN (SELECT run_id, count(*) AS n, sum(hash(i)) AS h
+                           FROM invocations i GROUP BY run_id) i USING (run_id)
+    {notes_join}"""
+# The notes people wrote about a run (`tidemark note`, schema v8) are in a table of their own.
+_NOTES_JOIN = """LEFT JOIN (SELECT run_id, count(*) AS n, sum(hash(t)) AS h FROM run_notes t
+                            GROUP BY run_id) t USING (run_id)"""
 _RUN_METRICS = """
     SELECT i.run_id, count(*) AS n, sum(hash(m)) AS h
     FROM metrics m JOIN invocations i USING (invocation_id)
     WHERE i.run_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY i.run_id"""
+_ALL_METRICS = "SELECT count(*), coalesce(sum(hash(m)), 0) FROM metrics m"
 
 
 def _metrics_of(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, tuple[int, int]]:
@@ -47,21 +58,22 @@ def _metrics_of(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str,
     return {run: found.get(run, (0, 0)) for run in run_ids}
 
 
-def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache,
-                     hashes: TableHashes | None = None) -> dict[str, str]:
-    """run id → a hash of everything the DB holds about the run (see the module's note);
-    `hashes`: the DB's `table_hashes`, when they were computed already (the CLI's thread)."""
-    if hashes is None:
-        hashes = table_hashes(con)
-    rows = hashes.runs
+def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[str, str]:
+    """run id → a hash of everything the DB holds about the run (see the module's note)."""
+    notes = has_table(con, "run_notes")
+    query = _RUN_ROWS.format(notes="(coalesce(t.n, 0), coalesce(t.h, 0))" if notes else "NULL",
+                             notes_join=_NOTES_JOIN if notes else "")
+    rows = {run: (row_hash, int(n), int(h), notes_hash)
+            for run, row_hash, n, h, notes_hash in con.execute(query).fetchall()}
     metrics: dict[str, tuple[int, int]] = {}
     for run, row in rows.items():
         known = cache.lookup(FINGERPRINTS, run, digest(row))
         if known is not None:
             metrics[run] = known
     metrics.update(_metrics_of(con, [run for run in rows if run not in metrics]))
+    count, total = con.execute(_ALL_METRICS).fetchone()
     if (sum(n for n, _ in metrics.values()), sum(h for _, h in metrics.values())) != \
-            hashes.metrics:
+            (int(count), int(total)):
         # Metrics changed under an unchanged run, or belong to no invocation: read them all.
         metrics = _metrics_of(con, list(rows))
     for run, row in rows.items():

@@ -23,7 +23,7 @@ from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
-from .site_snapshot import Snapshot, check_snapshot, damage_to_user, take_snapshot
+from .site_snapshot import check_snapshot, damage_to_user, take_snapshot
 from .site_pages import write_pages
 from .site_reads import read_points, read_results, read_runs, start_verdicts
 from .stats_site import start_stats_pages
@@ -95,10 +95,10 @@ def generation_time() -> datetime:
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
                times: BuildTimes | None = None,
-               taken: Callable[[], Snapshot] | None = None) -> Path:
+               taken: Callable[[], Path] | None = None) -> Path:
     """Render every page from `db` into out/docs, build out/site; return out/site/index.html.
     `gate`: the baseline selector and thresholds the summary and Gate page use; `taken`:
-    waits for a `hashed_snapshot` already under way (the CLI starts it before it imports this)."""
+    waits for a `take_snapshot` already under way (the CLI starts it before it imports this)."""
     times = times or BuildTimes()
     with _without_cycle_collection():
         return _build(db, out, gate, times, taken)
@@ -121,10 +121,9 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
-           taken: Callable[[], Snapshot] | None) -> Path:
+           taken: Callable[[], Path] | None) -> Path:
     with times.phase("snapshot"):
-        snap = taken() if taken else Snapshot(take_snapshot(db, out), None)
-    copy = snap.path
+        copy = taken() if taken else take_snapshot(db, out)
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
     # 5 s goal with the other core idle); nothing is built into site/ before it is done.
     checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
@@ -132,7 +131,7 @@ def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     mkdocs = render.start_mkdocs(out / "mkdocs.log")  # it imports meanwhile, then waits
     try:
         render.keep_compiled(out)
-        return _build_from(snap, out, gate, times, checked, mkdocs)
+        return _build_from(copy, out, gate, times, checked, mkdocs)
     except Exception as error:
         try:
             checked()
@@ -153,9 +152,8 @@ def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
 
 
-def _build_from(snap: Snapshot, out: Path, gate: GateConf, times: BuildTimes,
+def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
                 checked: Callable[[], None], mkdocs: subprocess.Popen) -> Path:
-    db = snap.path
     if gate.baseline:
         parse_selector(gate.baseline)  # a malformed selector is the user's error, not a page
     generated = generation_time()
@@ -163,7 +161,7 @@ def _build_from(snap: Snapshot, out: Path, gate: GateConf, times: BuildTimes,
     cache = SiteCache(out / "cache")  # what the last build into `out` left to reuse
     config, site = out / "mkdocs.yml", out / "site"
     with times.phase("runs"):
-        first = read_runs(db, cache, configs.instrumented, snap.hashes)
+        first = read_runs(db, cache, configs.instrumented)
         docs = _fresh_docs(out)
     # Validated once before any fork (the children that draw charts inherit it), or taken
     # from the last build: its key is the generator's, which covers the code and plotly.

@@ -18,7 +18,6 @@ from orchestrator.store.reads import aa_pairs, parse_selector
 from . import aggregates, forked, history_cache, queries, read_cache
 from .caveats import with_caveats
 from .comparisons import HistoryReader, SiteVerdicts, read_verdicts
-from .run_hashes import TableHashes
 from .run_site import detailed_runs, log_files
 from .site_cache import SiteCache
 
@@ -35,18 +34,15 @@ class RunReads:
     latest: dict[str, str]  # workload → its newest run (queries.read_latest_runs)
 
 
-def read_runs(db: Path, cache: SiteCache, instrumented: set[str],
-              hashes: TableHashes | None = None) -> RunReads:
+def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
     """The runs and what keys each run's page: all the run pages' worker needs to start (and
-    each workload's newest run, which the verdicts' child needs). `hashes`: the DB's
-    `run_hashes.table_hashes`, if they were taken with its copy."""
+    each workload's newest run, which the verdicts' child needs)."""
     con = queries.open_results(db)
     try:
         runs = queries.read_runs(con)
         runs, _ = with_caveats(runs, pd.DataFrame(), instrumented)
         detailed = sorted(detailed_runs(runs))
-        return RunReads(runs, read_cache.run_fingerprints(con, cache, hashes),
-                        log_files(con, detailed),
+        return RunReads(runs, read_cache.run_fingerprints(con, cache), log_files(con, detailed),
                         aa_pairs(con), queries.read_phases(con, detailed),
                         queries.read_imported_values(con), frozenset(instrumented),
                         queries.read_latest_runs(con))

@@ -2,7 +2,6 @@
 of its own, light to import: the CLI starts the copy before it imports the site's modules."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Collection
 
@@ -12,8 +11,6 @@ from orchestrator.errors import UserError
 from orchestrator.store.connection import (check_database, connect, damage_error, is_damage,
                                            snapshot)
 
-from .run_hashes import TableHashes, table_hashes
-
 
 def take_snapshot(db: Path, out: Path) -> Path:
     """A consistent copy, taken under a read lock in a moment: a run may go on writing the DB
@@ -21,28 +18,6 @@ def take_snapshot(db: Path, out: Path) -> Path:
     if not db.exists():
         raise UserError(f"no results database at {db}; run 'tidemark run' first or pass --db")
     return snapshot(db, out / "snapshot.duckdb")
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    path: Path  # the copy the build reads
-    hashes: TableHashes | None  # its table_hashes, if taken with the copy (None: not yet)
-
-
-def hashed_snapshot(db: Path, out: Path) -> Snapshot:
-    """`take_snapshot`, then the copy's `table_hashes`, with one DuckDB thread: the CLI runs this
-    in a thread on the core its imports leave idle. Any failure of the hashes leaves them to the
-    build's own read, where a damaged block gets the damage's one line (`damage_to_user`)."""
-    copy = take_snapshot(db, out)
-    try:
-        con = duckdb.connect(str(copy), read_only=True)
-        try:
-            con.execute("SET threads = 1")
-            return Snapshot(copy, table_hashes(con))
-        finally:
-            con.close()
-    except duckdb.Error:
-        return Snapshot(copy, None)
 
 
 def check_snapshot(copy: Path, original: Path, read_elsewhere: Collection[str] = ()) -> None:

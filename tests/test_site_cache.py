@@ -31,7 +31,6 @@ from reports.render import TEMPLATES
 from reports.run_assembly import BODIES
 from reports.site import build_site
 from reports.site_cache import SiteCache
-from reports.site_snapshot import hashed_snapshot
 
 MACHINE = "ab" * 32
 BUILD = Build(build_id="leveldb-1.23-release-test", engine="leveldb", version="1.23",
@@ -294,31 +293,6 @@ def test_points_of_another_version_or_time_zone_are_not_reused(
     points_through_the_cache(history, cache_dir, "Europe/Paris")
     assert str(points_through_the_cache(history, cache_dir, "UTC")["started_at"].dtype) == \
         "datetime64[us, UTC]"
-
-
-def test_fingerprints_from_the_hashes_taken_with_the_copy_equal_the_builds_own(
-        history: Path, tmp_path: Path) -> None:
-    """The CLI hashes the copy's whole tables in its thread (run_hashes.py): the run
-    fingerprints made from those hashes are the ones the build makes itself, before and after a
-    change of one run's metrics under an unchanged run row."""
-    caches = SiteCache(tmp_path / "own"), SiteCache(tmp_path / "taken")  # kept between steps
-    for step in range(2):
-        snap = hashed_snapshot(history, tmp_path / f"out-{step}")
-        assert snap.hashes is not None
-        con = duckdb.connect(str(snap.path), read_only=True)
-        try:
-            own = read_cache.run_fingerprints(con, caches[0])
-            taken = read_cache.run_fingerprints(con, caches[1], snap.hashes)
-        finally:
-            con.close()
-        assert taken == own and len(own) == len(snap.hashes.runs) > 1
-        if step == 0:
-            first = own
-            con = duckdb.connect(str(history))
-            con.execute("UPDATE metrics SET value = value + 1 WHERE invocation_id = "
-                        "(SELECT min(invocation_id) FROM metrics)")
-            con.close()
-    assert sum(first[run] != own[run] for run in own) == 1
 
 
 def test_points_not_kept_are_said_and_read_again(history: Path, tmp_path: Path) -> None:
@@ -691,15 +665,13 @@ def test_run_pages_tables_in_slots_equal_their_markdown_tables(history: Path,
         assert body == pages.convert(page.src.replace(".md", "-tables.md")).content
 
 
-@pytest.mark.parametrize("hashed", [False, True], ids=["build", "hashed-with-the-copy"])
 @pytest.mark.parametrize("table", [*[t for t in read_cache.READ_IN_FULL if t != "run_notes"],
                                    "builds", "machines"])
 def test_a_damaged_block_stops_the_build_in_one_line_naming_the_db(history: Path, tmp_path: Path,
-                                                                   table: str,
-                                                                   hashed: bool) -> None:
+                                                                   table: str) -> None:
     """The check skips the tables the build reads in full itself (read_cache.READ_IN_FULL; this
     history has no notes) and reads the others: either way the error names the user's file and
-    the restore, also where the CLI's thread hashed those tables with the copy (and failed)."""
+    the restore."""
     con = duckdb.connect(str(history), read_only=True)
     (block,) = con.execute(f"SELECT min(block_id) FROM pragma_storage_info('{table}') "
                            "WHERE block_id >= 0").fetchone()
@@ -707,9 +679,8 @@ def test_a_damaged_block_stops_the_build_in_one_line_naming_the_db(history: Path
     with history.open("r+b") as handle:  # DuckDB: 3 headers of 4 KiB, then 256 KiB blocks
         handle.seek(3 * 4096 + block * 262144 + 64)
         handle.write(b"\xff" * 4096)
-    out = tmp_path / "out"
     with pytest.raises(UserError) as raised:
-        build_site(history, out, taken=partial(hashed_snapshot, history, out) if hashed else None)
+        build_site(history, tmp_path / "out")
     said = str(raised.value)
     assert f"results database {history} is damaged" in said and "\n" not in said
     assert f"tidemark db restore --db {history}" in said

@@ -37,12 +37,6 @@ def is_damage(exc: Exception) -> bool:
     return "corrupt" in text or "checksum" in text
 
 
-def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                      [name]).fetchone()
-    return bool(row and row[0])
-
-
 def damage_error(path: Path, exc: Exception) -> StoreError:
     first = str(exc).splitlines()[0]
     return StoreError(f"results database {path} is damaged ({first}); nothing was written to it. "

@@ -23,7 +23,6 @@ from ..analysis.partner import RunCoverage
 from ..analysis.stats import median
 from ..analysis.targets import SeriesMedians, workload_declarations
 from ..errors import SelectorError
-from .connection import has_table
 
 # Selector keys → runs columns (config names where they differ from column names).
 SELECTOR_COLUMNS = {"engine.version": "engine_version", "engine_version": "engine_version",
@@ -262,6 +261,12 @@ def series_medians(samples: Sequence[SeriesSamples]) -> list[SeriesMedians]:
                           s.series.identity["workload"],
                           {m: median(v) for m, v in s.values.items() if v}, dict(s.better))
             for s in samples]
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                      [name]).fetchone()
+    return bool(row and row[0])
 
 
 def has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
