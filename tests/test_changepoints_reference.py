@@ -151,3 +151,38 @@ def test_the_c_step_leaves_subnormal_floats_alone():
     import orchestrator.analysis._edivisive  # noqa: F401
 
     assert (np.array([1e-310]) * 1.0)[0] != 0.0
+
+
+@pytest.mark.parametrize("n", [6, 7, 31, 200])
+def test_the_c_step_draws_numpys_own_shuffles(n):
+    """shuffled_maxima draws what Generator.permuted draws (the same orders, and the generator
+    left in the same state, which the next test's shuffles start from) and keeps the best Q of
+    each, NaN where one is."""
+    from orchestrator.analysis._edivisive import shuffled_maxima
+
+    x = np.random.default_rng(n).normal(100, 5, n)
+    x[n // 2] = np.nan if n == 31 else x[n // 2]
+    segment = _Segment(x, 3)
+    ours, theirs = np.random.default_rng(7), np.random.default_rng(7)
+    for batch in (CHUNK, 3):
+        maxima = np.empty(batch)
+        shuffled_maxima(segment.x, segment.row_sums, int(segment.taus[0]),
+                        int(segment.taus[-1]), ours.bit_generator.capsule, maxima)
+        orders = theirs.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
+        expected = segment.split_statistics(orders).max(axis=1)
+        assert maxima.tobytes() == expected.tobytes()
+    assert ours.bit_generator.state == theirs.bit_generator.state
+
+
+def test_the_shuffles_step_refuses_what_it_cannot_score():
+    from orchestrator.analysis._edivisive import shuffled_maxima
+
+    capsule = np.random.default_rng(1).bit_generator.capsule
+    with pytest.raises(ValueError, match="bad shape"):
+        shuffled_maxima(np.zeros(10), np.zeros(9), 3, 7, capsule, np.empty(2))
+    with pytest.raises(ValueError, match="bad shape"):
+        shuffled_maxima(np.zeros(10), np.zeros(10), 3, 10, capsule, np.empty(2))
+    with pytest.raises(ValueError):  # not a bit generator's capsule
+        shuffled_maxima(np.zeros(10), np.zeros(10), 3, 7, object(), np.empty(2))
+    with pytest.raises(TypeError, match="out must hold float64"):
+        shuffled_maxima(np.zeros(10), np.zeros(10), 3, 7, capsule, np.empty(2, np.float32))

@@ -12,11 +12,19 @@
  * library would flush subnormal numbers to zero in the whole process: the import refuses to
  * load then); doubles are computed as doubles (no x87 extra precision); no threads. Every
  * build gives the same bits.
+ *
+ * The test's shuffles are drawn here too (shuffled_maxima): numpy's Generator.permuted spent
+ * as long drawing them as this file spent scoring them (its generic byte-wise swaps), and the
+ * gathers and maxima around it as long again. They are numpy's own shuffles, draw for draw:
+ * the same Fisher-Yates loop over the same bit generator, through numpy's public C interface
+ * (numpy/random/bitgen.h, declared below as numpy documents it), and
+ * tests/test_changepoints_reference.py compares them with Generator.permuted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -144,10 +152,134 @@ done:
     return result;
 }
 
+/* numpy's bit generator interface (numpy/random/bitgen.h: "must match the declaration in
+ * numpy/random/<any>.pxd"), reached through BitGenerator.capsule. */
+typedef struct {
+    void *state;
+    uint64_t (*next_uint64)(void *st);
+    uint32_t (*next_uint32)(void *st);
+    double (*next_double)(void *st);
+    uint64_t (*next_raw)(void *st);
+} bitgen_t;
+
+/* A value in [0, max], as numpy's random_interval (distributions.c) draws it: the smallest
+ * mask >= max, 32-bit draws while max fits in 32 bits, a draw above max thrown away. */
+static uint64_t random_interval(bitgen_t *bitgen, uint64_t max)
+{
+    if (max == 0)
+        return 0;
+    uint64_t mask = max, value;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    if (max <= 0xffffffffUL) {
+        while ((value = (bitgen->next_uint32(bitgen->state) & mask)) > max)
+            ;
+    } else {
+        while ((value = (bitgen->next_uint64(bitgen->state) & mask)) > max)
+            ;
+    }
+    return value;
+}
+
+/* One row of Generator.permuted(np.tile(np.arange(n), (b, 1)), axis=1): numpy shuffles each
+ * row with first=0 (positions n-1 down to 0; position 0 draws nothing). */
+static void shuffle_positions(bitgen_t *bitgen, Py_ssize_t n, Py_ssize_t *order)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        order[i] = i;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        const Py_ssize_t j = (Py_ssize_t)random_interval(bitgen, (uint64_t)i);
+        const Py_ssize_t kept = order[j];
+        order[j] = order[i];
+        order[i] = kept;
+    }
+}
+
+/* The largest of q[0..width), NaN if one is (numpy's max). */
+static double largest(const double *q, Py_ssize_t width)
+{
+    double best = q[0];
+    for (Py_ssize_t k = 0; k < width; k++) {
+        if (q[k] != q[k])
+            return q[k];
+        if (q[k] > best)
+            best = q[k];
+    }
+    return best;
+}
+
+static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
+{
+    PyObject *values_object, *row_sums_object, *capsule, *out_object;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnnOO", &values_object, &row_sums_object, &lo, &hi, &capsule,
+                          &out_object))
+        return NULL;
+    bitgen_t *bitgen = PyCapsule_GetPointer(capsule, "BitGenerator");
+    if (bitgen == NULL)
+        return NULL;
+    Py_buffer values, row_sums, out;
+    if (double_buffer(values_object, &values, 0, "values") < 0)
+        return NULL;
+    if (double_buffer(row_sums_object, &row_sums, 0, "row_sums") < 0) {
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    if (double_buffer(out_object, &out, 1, "out") < 0) {
+        PyBuffer_Release(&values);
+        PyBuffer_Release(&row_sums);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    const Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
+    const Py_ssize_t batch = out.len / (Py_ssize_t)sizeof(double);
+    if (row_sums.len != values.len || n < 1 || lo < 0 || hi >= n || hi < lo) {
+        PyErr_Format(PyExc_ValueError, "shuffled_maxima: bad shape (n=%zd, lo=%zd, hi=%zd, "
+                     "row_sums of %zd)", n, lo, hi, row_sums.len / (Py_ssize_t)sizeof(double));
+        goto done;
+    }
+    /* order, then the shuffled values, row sums, each point's distances to earlier ones, q */
+    char *scratch = PyMem_RawMalloc((size_t)n * (sizeof(Py_ssize_t) + 4 * sizeof(double)));
+    if (!scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t *order = (Py_ssize_t *)scratch;
+    double *x = (double *)(order + n), *sums = x + n, *earlier = sums + n, *q = earlier + n;
+    const double *given = values.buf, *given_sums = row_sums.buf;
+    double *maxima = out.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t b = 0; b < batch; b++) {
+        shuffle_positions(bitgen, n, order);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            x[i] = given[order[i]];
+            sums[i] = given_sums[order[i]];
+        }
+        split_statistics_of(x, sums, n, lo, hi, earlier, q);
+        maxima[b] = largest(q, hi - lo + 1);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(scratch);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&row_sums);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"split_statistics", split_statistics, METH_VARARGS,
      "split_statistics(values, row_sums, n, lo, hi, out): Q(tau) for tau in [lo, hi] of each "
      "ordering; values and row_sums hold batch × n float64 (C order), out batch × (hi - lo + 1)."},
+    {"shuffled_maxima", shuffled_maxima, METH_VARARGS,
+     "shuffled_maxima(values, row_sums, lo, hi, capsule, out): for each of len(out) shuffles "
+     "that Generator.permuted would draw from the bit generator of `capsule` (hold its lock), "
+     "the largest Q(tau) for tau in [lo, hi] of the shuffled values."},
     {NULL, NULL, 0, NULL},
 };
 

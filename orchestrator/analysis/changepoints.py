@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 try:
-    from ._edivisive import split_statistics
+    from ._edivisive import shuffled_maxima, split_statistics
 except ImportError as missing:  # a source tree never installed: there is no other version
     raise ImportError(f"the change points' C step (orchestrator/analysis/_edivisive.c) does not "
                       f"load ({missing}): run `make venv` (pip install -e .) to build it"
@@ -81,17 +81,23 @@ class _Segment:
 
         Stops early once the split can no longer reach significance at 0.05: most series have
         no step, and their test then costs a batch or two of shuffles instead of all of them.
-        The shuffles are drawn in batches of CHUNK and judged in their order, so where it
-        stops, and the p-value, do not depend on the batch size.
+        The shuffles are `rng.permuted(np.tile(np.arange(n), (CHUNK, 1)), axis=1)`, batch
+        after batch, drawn and scored in C (`shuffled_maxima`, the same draws), and judged in
+        their order, so where it stops, and the p-value, do not depend on the batch size; the
+        batch size decides how many draws the rng has made when it stops, which the next
+        test's shuffles start from.
         """
         hits = 0
         give_up = int(0.05 * (permutations + 1))
         done = 0
+        maxima = np.empty(CHUNK)
+        taus = (int(self.taus[0]), int(self.taus[-1]))
+        bits = rng.bit_generator
         while done < permutations:
             batch = min(CHUNK, permutations - done)
-            orders = rng.permuted(np.tile(np.arange(self.n), (batch, 1)), axis=1)
-            strong = self._statistics_at_taus(orders).max(axis=1) >= observed
-            hits_so_far = hits + np.cumsum(strong)  # after each shuffle of the batch
+            with bits.lock:  # as numpy's own methods hold it while they draw
+                shuffled_maxima(self.x, self.row_sums, *taus, bits.capsule, maxima[:batch])
+            hits_so_far = hits + np.cumsum(maxima[:batch] >= observed)  # after each shuffle
             beyond = np.flatnonzero(hits_so_far > give_up)
             if beyond.size:  # the shuffle that made one hit too many: no significance left
                 stop = int(beyond[0])
