@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import sys
 from pathlib import Path
@@ -343,7 +344,17 @@ COMMANDS = {"run": run_command, "site": site_command,
             "ab": _stats_command("ab")}
 
 
+def _exit_without_teardown() -> None:
+    """End a finished `tidemark site` without Python's teardown: its children have ended and its
+    files are closed, and freeing what a long history's build made, object by object, took
+    0.1-0.15 s on one core after the build was done (the kernel frees the memory at once)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
+    as_program = argv is None  # the console script, not a caller in this process
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: tidemark {{{','.join(COMMANDS)}}} ...\n"
@@ -360,6 +371,8 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     try:
         COMMANDS[argv[0]](argv[1:])
+        if as_program and argv[0] == "site":
+            _exit_without_teardown()
     except UserError as exc:
         _fail(exc)
     except duckdb.Error as exc:

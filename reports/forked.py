@@ -11,6 +11,7 @@ import traceback
 from typing import Any, Callable
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
+_PR_SET_NAME = 15  # prctl(2): the calling thread's name
 # The niceness of a child whose work the build needs only at its end (the history's export,
 # the comparisons, the trend charts): when it and the chain of reads and pages (the parent's
 # and its pages' children's) want the same core, the chain gets about 94 % (at 5, three
@@ -31,6 +32,7 @@ def start(work: Callable[[], Any], name: str, nice: int = 0) -> Callable[[], Any
     def child() -> None:
         try:
             die_with_parent(parent)
+            _name_process(name)
             os.nice(nice)
             sender.send(("ok", work()))
         except BaseException as error:  # noqa: BLE001 - handed to the parent, which raises it
@@ -127,6 +129,13 @@ def _send_error(sender: Any, error: BaseException) -> None:
         sender.send(("error", error))
     except Exception:  # noqa: BLE001 - an exception that does not pickle
         sender.send(("error", RuntimeError(traceback.format_exc())))
+
+
+def _name_process(name: str) -> None:
+    """The child's name as `ps` and /proc show it (prctl's PR_SET_NAME: 15 bytes), so a build's
+    processes can be told apart while it runs."""
+    short = "tm-" + name.removeprefix("tidemark-")
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, short.encode()[:15])
 
 
 def die_with_parent(parent: int) -> None:

@@ -45,6 +45,8 @@ class Noise:
 def aa_changes(history: History, series_key: str, metric: str,
                exclude: Sequence[str] = ()) -> tuple[float, ...]:
     """B/A − 1 of this series over the A/A pairs that involve no excluded run."""
+    if not history.aa_pairs:  # most histories: no series' medians to look up
+        return ()
     by_run = dict(history.medians.get((series_key, metric), ()))
     out = []
     for run_a, run_b in history.aa_pairs:
