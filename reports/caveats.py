@@ -39,13 +39,18 @@ def with_caveats(runs: pd.DataFrame, points: pd.DataFrame,
     """runs and points with a `caveat` column (per run; '' for a release run)."""
     caveats = {run["run_id"]: run_caveat(run, instrumented) for run in records(runs)}
     runs = runs.assign(caveat=runs["run_id"].map(caveats).fillna(""))
+    return runs, caveat_column(points, caveats)
+
+
+def caveat_column(points: pd.DataFrame, caveats: Mapping[str, str]) -> pd.DataFrame:
+    """`points` with their runs' caveats (run id → caveat) in a `caveat` column."""
     # A shallow copy: assign() would copy every column of a long history's points first.
     points = points.copy(deep=False)
     points["caveat"] = (points["run_id"].map(caveats).fillna("") if len(points)
                         else pd.Series(dtype=str))
     # One block per dtype again: every page filters these frames, and a frame with a block
     # added would be consolidated (copied) by each filter of a long history.
-    return runs, points._consolidate()
+    return points._consolidate()
 
 
 def caveat_warnings(points: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[str]:

@@ -29,6 +29,7 @@ import pandas as pd
 from orchestrator.store.reads import has_table
 
 from . import queries, site_cache
+from .caveats import caveat_column
 from .site_cache import SiteCache, digest, unpickled
 
 FINGERPRINTS = "run-fingerprints"
@@ -90,25 +91,35 @@ class PointsRead:
 
 
 def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
-                fingerprints: dict[str, str]) -> PointsRead:
-    """`queries.read_points`, computing only the runs whose fingerprint changed: the others'
-    points are the last build's (`keep_points` pickled them as this returned them), if it
-    read them in the same time zone (DuckDB gives the start times in the session's)."""
+                fingerprints: dict[str, str], caveats: dict[str, str]) -> PointsRead:
+    """`queries.read_points` with each run's caveat (`caveats`: run id → caveat, see
+    caveats.caveat_column), computing only the runs whose fingerprint or caveat changed: the
+    others' points are the last build's (`keep_points` pickled them as this returned them,
+    their caveats in the same block as the other texts: adding the column to the whole frame
+    and merging the blocks again took 0.15 s of every build), if it read them in the same time
+    zone (DuckDB gives the start times in the session's)."""
     zone = con.execute("SELECT current_setting('TimeZone')").fetchone()[0]
     stored = cache.entries(POINTS).get(POINTS)
     facts: dict[str, Any] = stored[1] if stored and stored[1].get("timezone") == zone else {}
     known: dict[str, str] = facts.get("runs", {})
-    kept = {run for run, key in fingerprints.items() if known.get(run) == key}
+    known_caveats: dict[str, str] = facts.get("caveats", {})
+    kept = {run for run, key in fingerprints.items()
+            if known.get(run) == key and known_caveats.get(run) == caveats.get(run, "")}
     last_file = facts["files"][0] if kept and facts.get("files") else None
     last = _last_points(cache, last_file)
-    points = _with_changed_runs(con, last, kept, fingerprints) if last is not None else None
+    points = (_with_changed_runs(con, last, kept, fingerprints, caveats) if last is not None
+              else None)
     if points is None:  # no usable last build: every run's points, as one read gives them
-        points = queries.read_points(con)
+        points = caveat_column(queries.read_points(con), caveats)
+    elif not points._mgr.is_consolidated():  # _as_one_read changed a column's type
+        points = points._consolidate()
+    of_runs = {run: caveats.get(run, "") for run in fingerprints}
     # A name no other content gets: a new version of the code (or DuckDB) must not meet the
     # last version's file, even where that file could not be written again.
-    name = f"{digest(site_cache.generator_fingerprint(), zone, sorted(fingerprints.items()))}.pkl"
+    name = digest(site_cache.generator_fingerprint(), zone, sorted(fingerprints.items()),
+                  sorted(of_runs.items())) + ".pkl"
     cache.store(POINTS, POINTS, POINTS, {"runs": dict(fingerprints), "timezone": zone,
-                                         "files": [name]})
+                                         "caveats": of_runs, "files": [name]})
     return PointsRead(points, name, last is not None and last_file == name)
 
 
@@ -144,7 +155,8 @@ def _last_points(cache: SiteCache, name: str | None) -> pd.DataFrame | None:
 
 
 def _with_changed_runs(con: duckdb.DuckDBPyConnection, last: pd.DataFrame, kept: set[str],
-                       fingerprints: dict[str, str]) -> pd.DataFrame | None:
+                       fingerprints: dict[str, str], caveats: dict[str, str]
+                       ) -> pd.DataFrame | None:
     """The kept runs' points from `last` and the changed runs' from the DB, in POINTS_ORDER:
     runs ordered by (started_at, run_id), each run's points in the order the DB gave them
     (workload, threads, series). None where one read of every run is not sure to be equal: a
@@ -153,7 +165,7 @@ def _with_changed_runs(con: duckdb.DuckDBPyConnection, last: pd.DataFrame, kept:
     old = last["run_id"].isin(kept).to_numpy()
     parts = [last if old.all() else last.iloc[np.flatnonzero(old)]]
     if changed:
-        parts.append(queries.read_points(con, changed))
+        parts.append(caveat_column(queries.read_points(con, changed), caveats))
     points = _as_one_read(pd.concat(parts, ignore_index=True) if len(parts) > 1
                           else parts[0].reset_index(drop=True))
     if points["started_at"].isna().any():

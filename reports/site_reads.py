@@ -61,12 +61,13 @@ def read_points(db: Path, cache: SiteCache, first: RunReads
     # merge also leaves the means' last bits to chance; one thread gives the same every time.
     con.execute("SET threads = 1")
     try:
-        read = read_cache.read_points(con, cache, first.fingerprints)
+        caveats = dict(zip(first.runs["run_id"], first.runs["caveat"]))
+        read = read_cache.read_points(con, cache, first.fingerprints, caveats)
     finally:
         con.close()
     kept = forked.start(partial(read_cache.keep_points, cache, read), "tidemark-keep-points",
                         nice=forked.LATER)
-    return with_caveats(first.runs, read.frame, set(first.instrumented))[1], kept
+    return read.frame, kept
 
 
 @dataclass(frozen=True)

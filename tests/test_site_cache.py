@@ -26,6 +26,7 @@ from orchestrator.record import HIGHER, LOWER, Invocation, Metric
 from orchestrator.store import Store, reads
 from reports import history_cache, queries, read_cache, run_site, site, site_cache, tools_site
 from reports import run_assembly
+from reports.caveats import caveat_column
 from reports.mkdocs_hooks import compiled_templates
 from reports.render import TEMPLATES
 from reports.run_assembly import BODIES
@@ -196,18 +197,22 @@ def test_each_workload_s_newest_run_is_the_run_of_its_newest_point(history: Path
     assert latest["readrandom"] == expected
 
 
-def points_through_the_cache(history: Path, cache_dir: Path,
-                             zone: str = "UTC") -> pd.DataFrame:
+def points_through_the_cache(history: Path, cache_dir: Path, zone: str = "UTC",
+                             caveats: dict[str, str] | None = None) -> pd.DataFrame:
     """One build's read of the points with the cache in `cache_dir`, checked equal to a read
-    of every run (in the session time zone `zone`: DuckDB gives the start times in it)."""
+    of every run (in the session time zone `zone`: DuckDB gives the start times in it) with
+    the runs' `caveats` (none by default), and in one block per dtype."""
     con = duckdb.connect(str(history), read_only=True)
     try:
         con.execute(f"SET TimeZone = '{zone}'")
         cache = SiteCache(cache_dir)
-        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache),
+                                      caveats or {})
         assert read_cache.keep_points(cache, read) is None
         cache.save()
-        pd.testing.assert_frame_equal(read.frame, queries.read_points(con))
+        pd.testing.assert_frame_equal(read.frame,
+                                      caveat_column(queries.read_points(con), caveats or {}))
+        assert read.frame._mgr.is_consolidated()
         return read.frame
     finally:
         con.close()
@@ -295,6 +300,19 @@ def test_points_of_another_version_or_time_zone_are_not_reused(
         "datetime64[us, UTC]"
 
 
+def test_points_from_the_cache_carry_the_caveats_of_this_build(history: Path,
+                                                                tmp_path: Path) -> None:
+    """A run's caveat comes from its build variant and the configs' instrumented builds: a
+    config that now calls a variant instrumented changes kept runs' caveats, never left as the
+    last build had them."""
+    cache_dir = tmp_path / "cache"
+    points_through_the_cache(history, cache_dir)
+    marked = {run_id(1): "debug build (instrumented): its numbers measure the instrumentation"}
+    frame = points_through_the_cache(history, cache_dir, caveats=marked)
+    assert set(frame.loc[frame["caveat"] != "", "run_id"]) == {run_id(1)}
+    assert set(points_through_the_cache(history, cache_dir)["caveat"]) == {""}
+
+
 def test_points_not_kept_are_said_and_read_again(history: Path, tmp_path: Path) -> None:
     """A cache that cannot be written (a full disk) costs the next build a read of every run;
     the site is built all the same, and the build says so."""
@@ -304,7 +322,7 @@ def test_points_not_kept_are_said_and_read_again(history: Path, tmp_path: Path) 
     con = duckdb.connect(str(history), read_only=True)
     try:
         cache = SiteCache(cache_dir)
-        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache))
+        read = read_cache.read_points(con, cache, read_cache.run_fingerprints(con, cache), {})
         if os.geteuid() == 0:  # root writes anyway: a file where the folder should be
             (cache_dir / read_cache.POINTS).chmod(0o700)
             (cache_dir / read_cache.POINTS).rmdir()
