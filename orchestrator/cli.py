@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import re
@@ -275,17 +276,25 @@ def site_command(argv: list[str]) -> None:
     if args.baseline is not None:
         gate = dataclasses.replace(gate, baseline=args.baseline)
     # The DB's copy is a kernel copy (no GIL): taken in a thread while the site's modules
-    # import (1 s). The thread has ended before the build forks its processes.
-    from reports import site_snapshot
+    # import (0.7 s). The thread has ended before the build forks its processes. MkDocs' child
+    # imports meanwhile too (0.5 CPU-s), on the core the copy leaves idle, not later beside
+    # the build's first reads.
+    from reports import mkdocs_child, site_snapshot
     db, out = Path(args.db), Path(args.out)
-    pool = ThreadPoolExecutor(1)
+    pool, mkdocs = ThreadPoolExecutor(1), None
     try:
         copy = pool.submit(site_snapshot.take_snapshot, db, out)
+        with contextlib.suppress(OSError):  # no such folder: the build says so, in one line
+            mkdocs = mkdocs_child.start_mkdocs(out / "mkdocs.log")
         from reports.site import BuildTimes, build_site
+    except BaseException:
+        if mkdocs is not None:
+            mkdocs.kill()
+        raise
     finally:
         pool.shutdown()  # waits for the copy
     times = BuildTimes()
-    index = build_site(db, out, gate, times, copy.result)
+    index = build_site(db, out, gate, times, copy.result, mkdocs)
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 

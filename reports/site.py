@@ -18,7 +18,7 @@ from orchestrator.errors import UserError
 from orchestrator.gate import GateConf
 from orchestrator.store.reads import parse_selector
 
-from . import charts, forked, read_cache, render, slots
+from . import charts, forked, mkdocs_child, read_cache, render, slots
 from .config_pages import load_configs
 from .run_assembly import RunPagesWorker, place_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
@@ -95,13 +95,16 @@ def generation_time() -> datetime:
 
 def build_site(db: Path, out: Path, gate: GateConf = GateConf(),
                times: BuildTimes | None = None,
-               taken: Callable[[], Path] | None = None) -> Path:
+               taken: Callable[[], Path] | None = None,
+               mkdocs: subprocess.Popen | None = None) -> Path:
     """Render every page from `db` into out/docs, build out/site; return out/site/index.html.
     `gate`: the baseline selector and thresholds the summary and Gate page use; `taken`:
-    waits for a `take_snapshot` already under way (the CLI starts it before it imports this)."""
+    waits for a `take_snapshot` already under way and `mkdocs`: the MkDocs child
+    (mkdocs_child.start_mkdocs with out/mkdocs.log), when the CLI started them before it
+    imported this (the build ends the child)."""
     times = times or BuildTimes()
     with _without_cycle_collection():
-        return _build(db, out, gate, times, taken)
+        return _build(db, out, gate, times, taken, mkdocs)
 
 
 @contextmanager
@@ -121,14 +124,20 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
-           taken: Callable[[], Path] | None) -> Path:
-    with times.phase("snapshot"):
-        copy = taken() if taken else take_snapshot(db, out)
+           taken: Callable[[], Path] | None, mkdocs: subprocess.Popen | None) -> Path:
+    try:
+        with times.phase("snapshot"):
+            copy = taken() if taken else take_snapshot(db, out)
+    except BaseException:
+        if mkdocs is not None:
+            _stop(mkdocs)
+        raise
     # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
     # 5 s goal with the other core idle); nothing is built into site/ before it is done.
     checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
                            "tidemark-db-check")
-    mkdocs = render.start_mkdocs(out / "mkdocs.log")  # it imports meanwhile, then waits
+    # It imports meanwhile, then waits to be told the config.
+    mkdocs = mkdocs or mkdocs_child.start_mkdocs(out / "mkdocs.log")
     try:
         render.keep_compiled(out)
         return _build_from(copy, out, gate, times, checked, mkdocs)
@@ -144,12 +153,17 @@ def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
             raise said from None
         raise
     finally:
-        if mkdocs.poll() is None:  # the build stopped before MkDocs was told to build
-            mkdocs.kill()
-            mkdocs.wait()
+        _stop(mkdocs)  # if the build stopped before MkDocs was told to build
         render.keep_compiled(None)
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
+
+
+def _stop(mkdocs: subprocess.Popen) -> None:
+    """End the MkDocs child if it still waits (or builds)."""
+    if mkdocs.poll() is None:
+        mkdocs.kill()
+        mkdocs.wait()
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
@@ -198,7 +212,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         worker.go_on()
     checked()
     with times.phase("mkdocs"):
-        with render.mkdocs_building(config, mkdocs):
+        with mkdocs_child.mkdocs_building(config, mkdocs):
             made = worker.bodies()
     with times.phase("run pages"):
         placed = place_run_pages(site, made, cache)

@@ -17,6 +17,11 @@ def take_snapshot(db: Path, out: Path) -> Path:
     while the site is built from it (its later reads use the copy, never the DB)."""
     if not db.exists():
         raise UserError(f"no results database at {db}; run 'tidemark run' first or pass --db")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file on the way, no permission: the user's --out
+        raise UserError(f"cannot make the site's folder {out} ({error.strerror}); pass --out "
+                        f"a folder that can be written") from None
     return snapshot(db, out / "snapshot.duckdb")
 
 

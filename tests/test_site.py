@@ -15,7 +15,7 @@ from orchestrator.gate import GateConf
 from orchestrator.record import Invocation, Metric
 from orchestrator.store import Store
 from reports.format import slug
-from reports.render import mkdocs_building
+from reports.mkdocs_child import mkdocs_building
 from reports.site import build_site
 from tests.e2e import TIDEMARK, add_stored_run, tidemark
 
@@ -163,6 +163,19 @@ def test_cli_site_command_prints_the_index(site: Path, tmp_path: Path) -> None:
     assert "index.html" in proc.stdout
 
 
+def test_an_out_folder_that_cannot_be_made_is_one_line_naming_it(site: Path,
+                                                                  tmp_path: Path) -> None:
+    db = site.parents[1] / "tidemark.duckdb"
+    (tmp_path / "a-file").write_text("")
+    proc = subprocess.run([TIDEMARK, "site", "--db", str(db), "--out",
+                           str(tmp_path / "a-file" / "out")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"tidemark: error: cannot make the site's folder {tmp_path / 'a-file' / 'out'} (Not a "
+        f"directory); pass --out a folder that can be written"]
+
+
 def test_missing_and_empty_databases_are_one_line_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="run 'tidemark run' first"):
         build_site(tmp_path / "absent.duckdb", tmp_path / "out")
@@ -174,15 +187,15 @@ def test_missing_and_empty_databases_are_one_line_user_errors(tmp_path: Path) ->
 
 def test_a_build_that_stops_early_ends_its_waiting_mkdocs_child(tmp_path: Path,
                                                                 monkeypatch) -> None:
-    from reports import render
+    from reports import mkdocs_child
     started: list[subprocess.Popen] = []
 
     def start(log_path: Path) -> subprocess.Popen:
-        started.append(render_start(log_path))
+        started.append(original_start(log_path))
         return started[-1]
 
-    render_start = render.start_mkdocs
-    monkeypatch.setattr(render, "start_mkdocs", start)
+    original_start = mkdocs_child.start_mkdocs
+    monkeypatch.setattr(mkdocs_child, "start_mkdocs", start)
     Store(tmp_path / "empty.duckdb").close()
     with pytest.raises(UserError, match="no runs"):
         build_site(tmp_path / "empty.duckdb", tmp_path / "out")
