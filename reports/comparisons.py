@@ -29,6 +29,7 @@ VERDICT_ORDER = {SLOWER: 0, FASTER: 1, NO_CHANGE: 2, NOT_ENOUGH: 3}
 
 # (connection, series keys, metrics) → History, as reads.load_history answers.
 HistoryReader = Callable[[duckdb.DuckDBPyConnection, list[str], list[str]], History]
+CoverageReader = Callable[[duckdb.DuckDBPyConnection], list[RunCoverage]]
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,13 @@ def _targets(con: duckdb.DuckDBPyConnection, comparison: Comparison) -> list[Any
 
 
 def read_verdicts(con: duckdb.DuckDBPyConnection, conf: GateConf, latest_runs: Iterable[str],
-                  read_history: HistoryReader | None = None) -> SiteVerdicts:
+                  read_history: HistoryReader | None = None,
+                  read_coverage: CoverageReader | None = None) -> SiteVerdicts:
     """The summary's, gate's and workload pages' comparisons. `latest_runs`: each workload's
     newest run, compared with its previous comparable run on the workload pages.
-    `read_history`: one that answers as `reads.load_history` does (history_cache.py)."""
-    coverage: list[RunCoverage] = reads.load_coverage(con)
+    `read_history`, `read_coverage`: ones that answer as `reads.load_history` and
+    `reads.load_coverage` do (history_cache.py)."""
+    coverage: list[RunCoverage] = (read_coverage or reads.load_coverage)(con)
     with reads.remembering_history(con) as histories:
         # One read of the history serves every comparison below: each asks for a part of it.
         keys = sorted(set().union(*(c.series for c in coverage)))

@@ -9,6 +9,11 @@ unchanged come from it, the other runs' are read with the core's own query
 (`reads.history_rows_sql`), and each series' medians are put in the core's order, oldest run
 first (the rank of each run by the same ORDER BY as `reads.history_lists_sql`): the verdicts
 cannot tell a kept median from a fresh one.
+
+Likewise the runs' coverage (`reads.load_coverage`: every run and the series it measured, which
+picks each run's previous comparable run): a run's is made of its own invocations and its start
+time is in its fingerprint, so unchanged runs' come from the last build's file and only the
+changed runs' are read (a scan of every invocation and 200,000 texts made of it).
 """
 from __future__ import annotations
 
@@ -19,11 +24,13 @@ from typing import Any, Sequence
 import duckdb
 
 from orchestrator.analysis.noise import History
+from orchestrator.analysis.partner import RunCoverage
 from orchestrator.store import reads
 
 from .site_cache import SiteCache, digest, unpickled
 
 KIND = "history"
+COVERAGE = "coverage"
 Medians = dict[tuple[str, str], tuple[tuple[str, float], ...]]
 # Each run's place in every series' list of medians: history_lists_sql's order.
 _RUN_ORDER = "SELECT run_id, row_number() OVER (ORDER BY started_at, run_id) FROM runs"
@@ -95,3 +102,42 @@ def _merged(con: duckdb.DuckDBPyConnection, known: Medians, kept: set[str] | Non
         elif old or new:
             out[series] = old + tuple(new)
     return out
+
+
+def read_coverage(con: duckdb.DuckDBPyConnection, *, cache: SiteCache,
+                  fingerprints: dict[str, str]) -> list[RunCoverage]:
+    """`reads.load_coverage(con)`, the unchanged runs' from the last build's file (`fingerprints`:
+    every run's, read_cache.run_fingerprints)."""
+    stored = cache.entries(COVERAGE).get(COVERAGE)
+    facts: dict[str, Any] = stored[1] if stored else {}
+    known = _kept_coverage(cache, facts)
+    kept = {run for run, key in fingerprints.items()
+            if facts["runs"].get(run) == key and run in known} if known else set()
+    coverage = [RunCoverage(run, *known[run]) for run in kept]
+    coverage += reads.load_coverage(con, sorted(set(fingerprints) - kept))
+    # The core's order: newest first, runs without a start time last, then by run id.
+    coverage.sort(key=lambda run: (run.started_at is not None,
+                                   run.started_at if run.started_at is not None else 0,
+                                   run.run_id), reverse=True)
+    if known and kept == set(known) == set(fingerprints):
+        name = facts["files"][0]  # every run's came from the kept file: it stays
+    else:
+        name = f"{digest(sorted(fingerprints.items()))}.pkl"
+        shared: dict[frozenset[str], frozenset[str]] = {}  # most runs measure the same series
+        target = cache.file(COVERAGE, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(pickle.dumps(
+            {run.run_id: (run.started_at, shared.setdefault(run.series, run.series))
+             for run in coverage}, protocol=5))
+    cache.store(COVERAGE, COVERAGE, COVERAGE, {"runs": dict(fingerprints), "files": [name]})
+    return coverage
+
+
+def _kept_coverage(cache: SiteCache, facts: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """run → (start, series) the last build kept, or {} (none, lost or damaged: read all)."""
+    files = facts.get("files") or []
+    try:
+        known = unpickled(cache.file(COVERAGE, files[0])) if files else {}
+    except Exception:  # noqa: BLE001 - a damaged file of the last build is not trusted
+        return {}
+    return known if isinstance(known, dict) else {}

@@ -17,7 +17,7 @@ from orchestrator.store.reads import aa_pairs, parse_selector
 
 from . import aggregates, forked, history_cache, queries, read_cache
 from .caveats import with_caveats
-from .comparisons import HistoryReader, SiteVerdicts, read_verdicts
+from .comparisons import CoverageReader, HistoryReader, SiteVerdicts, read_verdicts
 from .run_site import detailed_runs, log_files
 from .site_cache import SiteCache
 
@@ -141,18 +141,19 @@ def start_verdicts(db: Path, gate: GateConf, first: RunReads, cache: SiteCache,
         con = queries.open_results(db)
         try:
             found = read_verdicts(con, gate, first.latest.values(),
-                                  _history_reader(first, cache))
+                                  _history_reader(first, cache), _coverage_reader(first, cache))
         finally:
             con.close()
         sent = replace(found, coverage=None, histories=(), summaries={})
-        return (sent, cache.stored(history_cache.KIND)), found
+        return (sent, {kind: cache.stored(kind) for kind in _VERDICTS_KINDS}), found
 
     read, done = forked.start_in_stages(verdicts, then, "tidemark-verdicts",
                                         nice_then=forked.LATER)
 
     def finish() -> SiteVerdicts:
         found, stored = read()
-        cache.adopt(history_cache.KIND, stored)  # the same entries again on a second call
+        for kind, entries in stored.items():  # the same entries again on a second call
+            cache.adopt(kind, entries)
         return found
 
     return finish, done
@@ -176,7 +177,8 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
         intervals = aggregates.read_intervals(con)
         latest = first.latest if first else queries.read_latest_runs(con)
         if verdicts is None:
-            found = read_verdicts(con, gate, latest.values(), _history_reader(first, cache))
+            found = read_verdicts(con, gate, latest.values(), _history_reader(first, cache),
+                                  _coverage_reader(first, cache))
             verdicts = lambda: found  # noqa: E731 - read already
         phased = sorted(set(latest.values()) | detailed_runs(runs))
         return Results(runs, points, machines, _residency_when_asked(db), windows, intervals,
@@ -185,6 +187,17 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
                        first.imported if first else queries.read_imported_values(con))
     finally:
         con.close()
+
+
+# What the verdicts' child keeps in the cache, which the parent's index takes over.
+_VERDICTS_KINDS = (history_cache.KIND, history_cache.COVERAGE)
+
+
+def _coverage_reader(first: RunReads | None, cache: SiteCache | None
+                     ) -> CoverageReader | None:
+    if first is None or cache is None:
+        return None
+    return partial(history_cache.read_coverage, cache=cache, fingerprints=first.fingerprints)
 
 
 def _history_reader(first: RunReads | None, cache: SiteCache | None) -> HistoryReader | None:

@@ -369,6 +369,41 @@ def test_history_from_the_cache_equals_the_cores_read_after_every_change(history
     both()
 
 
+def test_coverage_from_the_cache_equals_the_cores_read_after_every_change(history: Path,
+                                                                          tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+
+    def both() -> list[Any]:
+        con = duckdb.connect(str(history), read_only=True)
+        try:
+            cache = SiteCache(cache_dir)
+            cached = history_cache.read_coverage(
+                con, cache=cache, fingerprints=read_cache.run_fingerprints(con, cache))
+            cache.save()
+            assert cached == reads.load_coverage(con)  # the same runs, series, order
+            assert any(run.series for run in cached)
+            return cached
+        finally:
+            con.close()
+
+    both()
+    both()  # every run's from the cache
+    store = Store(history)
+    store.remove_run(run_id(2))
+    store.close()
+    add_run(history, 7)
+    assert both()[0].run_id == run_id(7)
+    con = duckdb.connect(str(history))  # a run's invocations no longer ok; two starts tied,
+    con.execute("UPDATE invocations SET status = 'failed' WHERE run_id = ?", [run_id(3)])
+    con.execute("UPDATE runs SET started_at = (SELECT started_at FROM runs WHERE run_id = ?) "
+                "WHERE run_id = ?", [run_id(4), run_id(5)])
+    con.execute("UPDATE runs SET started_at = NULL WHERE run_id = ?", [run_id(0)])  # and none
+    con.close()
+    assert both()[-1].run_id == run_id(0)
+    (cache_dir / history_cache.COVERAGE).rename(tmp_path / "gone")  # its file lost: read again
+    both()
+
+
 def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact

@@ -239,13 +239,18 @@ def ab_design(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str) -> Des
     return Design(row[0] or INTERLEAVED, int(row[1] or 0))
 
 
-def load_coverage(con: duckdb.DuckDBPyConnection) -> list[RunCoverage]:
-    """Every run (newest first) with the series it measured at least once ok."""
+def load_coverage(con: duckdb.DuckDBPyConnection,
+                  run_ids: Sequence[str] | None = None) -> list[RunCoverage]:
+    """Every run (newest first; NULLS LAST) with the series it measured at least once ok; of
+    `run_ids` only, when given."""
+    where = "WHERE r.run_id IN (SELECT unnest(?::VARCHAR[]))" if run_ids is not None else ""
     rows = con.execute(
         f"""SELECT r.run_id, r.started_at,
                    list(DISTINCT i.series_key) FILTER (WHERE {_MEASURED_OK}) AS series
-            FROM runs r LEFT JOIN invocations i USING (run_id)
-            GROUP BY r.run_id, r.started_at ORDER BY r.started_at DESC, r.run_id DESC""").fetchall()
+            FROM runs r LEFT JOIN invocations i USING (run_id) {where}
+            GROUP BY r.run_id, r.started_at
+            ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC""",
+        [list(run_ids)] if run_ids is not None else []).fetchall()
     return [RunCoverage(run_id, started, frozenset(series or ())) for run_id, started, series in rows]
 
 
