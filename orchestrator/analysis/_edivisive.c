@@ -96,6 +96,31 @@ static int double_buffer(PyObject *object, Py_buffer *view, int writable, const 
     return 0;
 }
 
+/* The values and row sums (read) and the out buffer (written) of a call, or -1 with none held. */
+static int value_buffers(PyObject *values_object, PyObject *row_sums_object, PyObject *out_object,
+                         Py_buffer *values, Py_buffer *row_sums, Py_buffer *out)
+{
+    if (double_buffer(values_object, values, 0, "values") < 0)
+        return -1;
+    if (double_buffer(row_sums_object, row_sums, 0, "row_sums") < 0) {
+        PyBuffer_Release(values);
+        return -1;
+    }
+    if (double_buffer(out_object, out, 1, "out") < 0) {
+        PyBuffer_Release(values);
+        PyBuffer_Release(row_sums);
+        return -1;
+    }
+    return 0;
+}
+
+static void release_value_buffers(Py_buffer *values, Py_buffer *row_sums, Py_buffer *out)
+{
+    PyBuffer_Release(values);
+    PyBuffer_Release(row_sums);
+    PyBuffer_Release(out);
+}
+
 static PyObject *split_statistics(PyObject *self, PyObject *args)
 {
     PyObject *values_object, *row_sums_object, *out_object;
@@ -110,17 +135,8 @@ static PyObject *split_statistics(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_buffer values, row_sums, out;
-    if (double_buffer(values_object, &values, 0, "values") < 0)
+    if (value_buffers(values_object, row_sums_object, out_object, &values, &row_sums, &out) < 0)
         return NULL;
-    if (double_buffer(row_sums_object, &row_sums, 0, "row_sums") < 0) {
-        PyBuffer_Release(&values);
-        return NULL;
-    }
-    if (double_buffer(out_object, &out, 1, "out") < 0) {
-        PyBuffer_Release(&values);
-        PyBuffer_Release(&row_sums);
-        return NULL;
-    }
     PyObject *result = NULL;
     /* Counted in doubles, not bytes: n * width cannot overflow once each side is checked. */
     const Py_ssize_t width = hi - lo + 1, count = values.len / (Py_ssize_t)sizeof(double);
@@ -146,9 +162,7 @@ static PyObject *split_statistics(PyObject *self, PyObject *args)
     PyMem_RawFree(earlier);
     result = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&row_sums);
-    PyBuffer_Release(&out);
+    release_value_buffers(&values, &row_sums, &out);
     return result;
 }
 
@@ -223,17 +237,8 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
     if (bitgen == NULL)
         return NULL;
     Py_buffer values, row_sums, out;
-    if (double_buffer(values_object, &values, 0, "values") < 0)
+    if (value_buffers(values_object, row_sums_object, out_object, &values, &row_sums, &out) < 0)
         return NULL;
-    if (double_buffer(row_sums_object, &row_sums, 0, "row_sums") < 0) {
-        PyBuffer_Release(&values);
-        return NULL;
-    }
-    if (double_buffer(out_object, &out, 1, "out") < 0) {
-        PyBuffer_Release(&values);
-        PyBuffer_Release(&row_sums);
-        return NULL;
-    }
     PyObject *result = NULL;
     const Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
     const Py_ssize_t batch = out.len / (Py_ssize_t)sizeof(double);
@@ -266,9 +271,7 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
     PyMem_RawFree(scratch);
     result = Py_NewRef(Py_None);
 done:
-    PyBuffer_Release(&values);
-    PyBuffer_Release(&row_sums);
-    PyBuffer_Release(&out);
+    release_value_buffers(&values, &row_sums, &out);
     return result;
 }
 
