@@ -283,18 +283,21 @@ def site_command(argv: list[str]) -> None:
     db, out = Path(args.db), Path(args.out)
     pool, mkdocs = ThreadPoolExecutor(1), None
     try:
-        copy = pool.submit(site_snapshot.take_snapshot, db, out)
-        with contextlib.suppress(OSError):  # no such folder: the build says so, in one line
-            mkdocs = mkdocs_child.start_mkdocs(out / "mkdocs.log")
-        from reports.site import BuildTimes, build_site
+        try:
+            copy = pool.submit(site_snapshot.take_snapshot, db, out)
+            if db.exists():  # else the build says so, leaving no folder behind
+                with contextlib.suppress(OSError):  # --out not a folder: the build says so
+                    mkdocs = mkdocs_child.start_mkdocs(out / "mkdocs.log")
+            from reports.site import BuildTimes, build_site
+        finally:
+            pool.shutdown()  # waits for the copy
+        times = BuildTimes()
+        index = build_site(db, out, gate, times, copy.result, mkdocs)  # it ends the child
     except BaseException:
-        if mkdocs is not None:
+        if mkdocs is not None and mkdocs.poll() is None:  # stopped before the build took it
             mkdocs.kill()
+            mkdocs.wait()
         raise
-    finally:
-        pool.shutdown()  # waits for the copy
-    times = BuildTimes()
-    index = build_site(db, out, gate, times, copy.result, mkdocs)
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 
 
@@ -357,8 +360,9 @@ def _exit_without_teardown() -> None:
     """End a finished `tidemark site` without Python's teardown: its children have ended and its
     files are closed, and freeing what a long history's build made, object by object, took
     0.1-0.15 s on one core after the build was done (the kernel frees the memory at once)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(OSError):  # a reader gone (a closed pipe): nothing to tell it
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(0)
 
 

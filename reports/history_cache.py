@@ -17,6 +17,7 @@ changed runs' are read (a scan of every invocation and 200,000 texts made of it)
 """
 from __future__ import annotations
 
+import contextlib
 import pickle
 from pathlib import Path
 from typing import Any, Sequence
@@ -54,16 +55,29 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
         kept = {run for run, key in fingerprints.items() if facts["runs"].get(run) == key}
         medians = _merged(con, known, kept if kept != set(facts["runs"]) else None,
                           sorted(set(fingerprints) - kept), series_keys, metrics)
-    if known is not None and kept == set(facts["runs"]) == set(fingerprints):
-        name = facts["files"][0]  # every median came from the kept file: it stays
-    else:
-        name = f"{digest(sorted(fingerprints.items()), question)}.pkl"
-        target = cache.file(KIND, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(pickle.dumps(medians, protocol=5))
-    cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
-                                   "files": [name]})
+    reused = known is not None and kept == set(facts["runs"]) == set(fingerprints)
+    # Every median came from the kept file: it stays. Else a file of this build's.
+    name = facts["files"][0] if reused else f"{digest(sorted(fingerprints.items()), question)}.pkl"
+    if reused or _written(cache.file(KIND, name), medians):
+        cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
+                                       "files": [name]})
     return History(medians, tuple(reads.aa_pairs(con)))
+
+
+def _written(target: Path, value: Any) -> bool:
+    """`value` pickled into `target` (a temporary file first: a build killed meanwhile leaves
+    none or a whole one); False if it could not be (a full disk): the next build reads it all
+    again, this one goes on."""
+    temporary = target.with_suffix(".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(pickle.dumps(value, protocol=5))
+        temporary.replace(target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        return False
+    return True
 
 
 def _kept_file(cache: SiteCache, facts: dict[str, Any]) -> Medians | None:
@@ -119,17 +133,14 @@ def read_coverage(con: duckdb.DuckDBPyConnection, *, cache: SiteCache,
     coverage.sort(key=lambda run: (run.started_at is not None,
                                    run.started_at if run.started_at is not None else 0,
                                    run.run_id), reverse=True)
-    if known and kept == set(known) == set(fingerprints):
-        name = facts["files"][0]  # every run's came from the kept file: it stays
-    else:
-        name = f"{digest(sorted(fingerprints.items()))}.pkl"
-        shared: dict[frozenset[str], frozenset[str]] = {}  # most runs measure the same series
-        target = cache.file(COVERAGE, name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(pickle.dumps(
-            {run.run_id: (run.started_at, shared.setdefault(run.series, run.series))
-             for run in coverage}, protocol=5))
-    cache.store(COVERAGE, COVERAGE, COVERAGE, {"runs": dict(fingerprints), "files": [name]})
+    reused = bool(known) and kept == set(known) == set(fingerprints)
+    # Every run's came from the kept file: it stays. Else a file of this build's.
+    name = facts["files"][0] if reused else f"{digest(sorted(fingerprints.items()))}.pkl"
+    shared: dict[frozenset[str], frozenset[str]] = {}  # most runs measure the same series
+    if reused or _written(cache.file(COVERAGE, name), {
+            run.run_id: (run.started_at, shared.setdefault(run.series, run.series))
+            for run in coverage}):
+        cache.store(COVERAGE, COVERAGE, COVERAGE, {"runs": dict(fingerprints), "files": [name]})
     return coverage
 
 

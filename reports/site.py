@@ -125,25 +125,32 @@ def _without_cycle_collection() -> Iterator[None]:
 
 def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
            taken: Callable[[], Path] | None, mkdocs: subprocess.Popen | None) -> Path:
+    started = [mkdocs] if mkdocs is not None else []  # ended however the build ends
     try:
         with times.phase("snapshot"):
             copy = taken() if taken else take_snapshot(db, out)
-    except BaseException:
-        if mkdocs is not None:
-            _stop(mkdocs)
-        raise
-    # Checked in a child while this process reads the runs (the check alone took 0.6 s of a
-    # 5 s goal with the other core idle); nothing is built into site/ before it is done.
-    checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
-                           "tidemark-db-check")
-    # It imports meanwhile, then waits to be told the config.
-    mkdocs = mkdocs or mkdocs_child.start_mkdocs(out / "mkdocs.log")
+        return _build_from_copy(db, copy, out, gate, times, started)
+    finally:
+        for child in started:  # if the build stopped before MkDocs was told to build
+            _stop(child)
+
+
+def _build_from_copy(db: Path, copy: Path, out: Path, gate: GateConf, times: BuildTimes,
+                     started: list[subprocess.Popen]) -> Path:
+    checked: Callable[[], None] | None = None
     try:
+        # Checked in a child while this process reads the runs (the check alone took 0.6 s of
+        # a 5 s goal with the other core idle); nothing is built into site/ before it is done.
+        checked = forked.start(lambda: check_snapshot(copy, db, read_cache.READ_IN_FULL),
+                               "tidemark-db-check")
+        if not started:  # it imports meanwhile, then waits to be told the config
+            started.append(mkdocs_child.start_mkdocs(out / "mkdocs.log"))
         render.keep_compiled(out)
-        return _build_from(copy, out, gate, times, checked, mkdocs)
+        return _build_from(copy, out, gate, times, checked, started[0])
     except Exception as error:
         try:
-            checked()
+            if checked is not None:
+                checked()
         except UserError:  # a damaged DB: its one line, not whatever a bad block's read raised
             raise
         except Exception:  # noqa: BLE001 - the check's own failure: the build's error says more
@@ -153,7 +160,6 @@ def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
             raise said from None
         raise
     finally:
-        _stop(mkdocs)  # if the build stopped before MkDocs was told to build
         render.keep_compiled(None)
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)

@@ -186,3 +186,14 @@ def test_the_shuffles_step_refuses_what_it_cannot_score():
         shuffled_maxima(np.zeros(10), np.zeros(10), 3, 7, object(), np.empty(2))
     with pytest.raises(TypeError, match="out must hold float64"):
         shuffled_maxima(np.zeros(10), np.zeros(10), 3, 7, capsule, np.empty(2, np.float32))
+
+
+def test_a_column_of_a_table_is_searched_as_its_copy():
+    """Values that are not one block of memory (a column of a 2-D array) give the steps of
+    their contiguous copy (the C step reads one buffer)."""
+    table = np.stack([_series(3, "steps"), np.zeros(_series(3, "steps").size)], axis=1)
+    column = table[:, 0]
+    assert not column.flags.c_contiguous
+    found = [(p.index, p.p_value) for p in detect_change_points(column)]
+    assert found == [(p.index, p.p_value) for p in detect_change_points(column.copy())]
+    assert found  # a planted step, found

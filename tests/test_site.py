@@ -204,6 +204,23 @@ def test_a_build_that_stops_early_ends_its_waiting_mkdocs_child(tmp_path: Path,
     assert gc.isenabled()  # off during the build only (site._without_cycle_collection)
 
 
+def test_a_build_that_cannot_fork_ends_the_mkdocs_child_it_was_given(site: Path,
+                                                                     tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """The CLI starts MkDocs' child before the build: a build that fails before telling it
+    the config (here: no process can be forked) ends it all the same."""
+    from reports import forked, mkdocs_child
+
+    def cannot_fork(*_: object, **__: object) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    child = mkdocs_child.start_mkdocs(tmp_path / "out" / "mkdocs.log")
+    monkeypatch.setattr(forked, "start", cannot_fork)
+    with pytest.raises(BlockingIOError):
+        build_site(site.parents[1] / "tidemark.duckdb", tmp_path / "out", mkdocs=child)
+    assert child.poll() is not None  # killed, not left waiting on its stdin
+
+
 def test_failed_mkdocs_build_is_a_one_line_user_error(tmp_path: Path) -> None:
     config = tmp_path / "mkdocs.yml"
     config.write_text("site_name: x\ntheme:\n  name: no-such-theme\n")

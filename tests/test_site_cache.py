@@ -404,6 +404,25 @@ def test_coverage_from_the_cache_equals_the_cores_read_after_every_change(histor
     both()
 
 
+def test_coverage_not_kept_costs_the_next_build_a_read_not_this_one(history: Path,
+                                                                     tmp_path: Path) -> None:
+    """A coverage file that cannot be written (a file where its folder should be, as a full
+    disk would) leaves the build going and nothing for the next build to trust."""
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / history_cache.COVERAGE).write_text("not a folder")
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        cache = SiteCache(cache_dir)
+        fingerprints = read_cache.run_fingerprints(con, cache)
+        assert history_cache.read_coverage(con, cache=cache, fingerprints=fingerprints) == \
+            reads.load_coverage(con)
+        assert history_cache.COVERAGE not in cache.entries(history_cache.COVERAGE) and \
+            cache.stored(history_cache.COVERAGE) == {}
+    finally:
+        con.close()
+
+
 def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact

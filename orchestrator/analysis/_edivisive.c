@@ -242,19 +242,22 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     const Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
     const Py_ssize_t batch = out.len / (Py_ssize_t)sizeof(double);
-    if (row_sums.len != values.len || n < 1 || lo < 0 || hi >= n || hi < lo) {
+    const Py_ssize_t per_point = (Py_ssize_t)(4 * sizeof(double) + sizeof(Py_ssize_t));
+    if (row_sums.len != values.len || n < 1 || n > PY_SSIZE_T_MAX / per_point || lo < 0 ||
+        hi >= n || hi < lo) {
         PyErr_Format(PyExc_ValueError, "shuffled_maxima: bad shape (n=%zd, lo=%zd, hi=%zd, "
                      "row_sums of %zd)", n, lo, hi, row_sums.len / (Py_ssize_t)sizeof(double));
         goto done;
     }
-    /* order, then the shuffled values, row sums, each point's distances to earlier ones, q */
-    char *scratch = PyMem_RawMalloc((size_t)n * (sizeof(Py_ssize_t) + 4 * sizeof(double)));
-    if (!scratch) {
+    /* the shuffled values, their row sums, each one's distances to the earlier ones, q, then
+     * the order (doubles first: each part stays aligned) */
+    double *x = PyMem_RawMalloc((size_t)(n * per_point));
+    if (!x) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t *order = (Py_ssize_t *)scratch;
-    double *x = (double *)(order + n), *sums = x + n, *earlier = sums + n, *q = earlier + n;
+    double *sums = x + n, *earlier = sums + n, *q = earlier + n;
+    Py_ssize_t *order = (Py_ssize_t *)(q + n);
     const double *given = values.buf, *given_sums = row_sums.buf;
     double *maxima = out.buf;
     Py_BEGIN_ALLOW_THREADS
@@ -268,7 +271,7 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
         maxima[b] = largest(q, hi - lo + 1);
     }
     Py_END_ALLOW_THREADS
-    PyMem_RawFree(scratch);
+    PyMem_RawFree(x);
     result = Py_NewRef(Py_None);
 done:
     release_value_buffers(&values, &row_sums, &out);

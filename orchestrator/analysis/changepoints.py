@@ -46,7 +46,8 @@ class _Segment:
     sums of its distance matrix (they do not depend on the order) and the splits allowed."""
 
     def __init__(self, x: np.ndarray, min_size: int):
-        self.x, self.n, self.min_size = x, x.size, min_size
+        # Contiguous: the C step reads the values as one buffer (a column of a 2-D array is not).
+        self.x, self.n, self.min_size = np.ascontiguousarray(x), x.size, min_size
         self.row_sums = np.abs(x[:, None] - x[None, :]).sum(axis=1)
         self.taus = np.arange(min_size, self.n - min_size + 1)
 
