@@ -67,4 +67,3 @@ def _first_error(output: str) -> str:
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     errors = [ln.split("-", 1)[1].strip() for ln in lines if ln.startswith("ERROR")]
     return (errors or lines or ["no output"])[0][:300]
-
