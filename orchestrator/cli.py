@@ -294,9 +294,8 @@ def site_command(argv: list[str]) -> None:
         times = BuildTimes()
         index = build_site(db, out, gate, times, copy.result, mkdocs)  # it ends the child
     except BaseException:
-        if mkdocs is not None and mkdocs.poll() is None:  # stopped before the build took it
-            mkdocs.kill()
-            mkdocs.wait()
+        if mkdocs is not None:  # stopped before the build took it
+            mkdocs_child.stop_mkdocs(mkdocs)
         raise
     console.print(f"site: {index} ({times.summary()})", soft_wrap=True, markup=False)
 

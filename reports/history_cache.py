@@ -17,8 +17,6 @@ changed runs' are read (a scan of every invocation and 200,000 texts made of it)
 """
 from __future__ import annotations
 
-import contextlib
-import pickle
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,7 +26,7 @@ from orchestrator.analysis.noise import History
 from orchestrator.analysis.partner import RunCoverage
 from orchestrator.store import reads
 
-from .site_cache import SiteCache, digest, unpickled
+from .site_cache import SiteCache, digest, pickled_into, unpickled
 
 KIND = "history"
 COVERAGE = "coverage"
@@ -57,27 +55,12 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                           sorted(set(fingerprints) - kept), series_keys, metrics)
     reused = known is not None and kept == set(facts["runs"]) == set(fingerprints)
     # Every median came from the kept file: it stays. Else a file of this build's.
-    name = facts["files"][0] if reused else f"{digest(sorted(fingerprints.items()), question)}.pkl"
-    if reused or _written(cache.file(KIND, name), medians):
+    name = (facts["files"][0] if reused
+            else f"{digest(sorted(fingerprints.items()), question)}.pkl")
+    if reused or pickled_into(cache.file(KIND, name), medians) is None:
         cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
                                        "files": [name]})
     return History(medians, tuple(reads.aa_pairs(con)))
-
-
-def _written(target: Path, value: Any) -> bool:
-    """`value` pickled into `target` (a temporary file first: a build killed meanwhile leaves
-    none or a whole one); False if it could not be (a full disk): the next build reads it all
-    again, this one goes on."""
-    temporary = target.with_suffix(".tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(pickle.dumps(value, protocol=5))
-        temporary.replace(target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        return False
-    return True
 
 
 def _kept_file(cache: SiteCache, facts: dict[str, Any]) -> Medians | None:
@@ -137,9 +120,9 @@ def read_coverage(con: duckdb.DuckDBPyConnection, *, cache: SiteCache,
     # Every run's came from the kept file: it stays. Else a file of this build's.
     name = facts["files"][0] if reused else f"{digest(sorted(fingerprints.items()))}.pkl"
     shared: dict[frozenset[str], frozenset[str]] = {}  # most runs measure the same series
-    if reused or _written(cache.file(COVERAGE, name), {
+    if reused or pickled_into(cache.file(COVERAGE, name), {
             run.run_id: (run.started_at, shared.setdefault(run.series, run.series))
-            for run in coverage}):
+            for run in coverage}) is None:
         cache.store(COVERAGE, COVERAGE, COVERAGE, {"runs": dict(fingerprints), "files": [name]})
     return coverage
 

@@ -36,6 +36,13 @@ def start_mkdocs(log_path: Path) -> subprocess.Popen:
                                 text=True)
 
 
+def stop_mkdocs(proc: subprocess.Popen) -> None:
+    """End the MkDocs child if it still waits (or builds)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def mkdocs_building(config: Path, proc: subprocess.Popen | None = None) -> Iterator[None]:
     """`mkdocs build` runs in a child process (`proc`, from `start_mkdocs` with config's
@@ -53,8 +60,7 @@ def mkdocs_building(config: Path, proc: subprocess.Popen | None = None) -> Itera
             pass  # it ended before it was told (a broken install): its log says why, below
         yield
     except BaseException:
-        proc.kill()
-        proc.wait()
+        stop_mkdocs(proc)
         raise
     if proc.wait() != 0:
         output = log_path.read_text(encoding="utf-8", errors="replace")

@@ -17,8 +17,6 @@ runs must add up to the hash of the whole metrics table, else every run's is rea
 """
 from __future__ import annotations
 
-import contextlib
-import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +28,7 @@ from orchestrator.store.reads import has_table
 
 from . import queries, site_cache
 from .caveats import caveat_column
-from .site_cache import SiteCache, digest, unpickled
+from .site_cache import SiteCache, digest, pickled_into, unpickled
 
 FINGERPRINTS = "run-fingerprints"
 # Tables whose every row and column `run_fingerprints` reads in every build (hash() of whole
@@ -129,15 +127,8 @@ def keep_points(cache: SiteCache, read: PointsRead) -> str | None:
     is built all the same, and the next build reads every run's points again."""
     if read.loaded:
         return None
-    target = cache.file(POINTS, read.file)
-    temporary = target.with_suffix(".tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(pickle.dumps(read.frame, protocol=5))
-        temporary.replace(target)
-    except OSError as error:
-        with contextlib.suppress(OSError):  # none was made, or its folder is not one
-            temporary.unlink(missing_ok=True)
+    error = pickled_into(cache.file(POINTS, read.file), read.frame)
+    if error is not None:
         return f"the points were not kept for the next build ({error.strerror or error})"
     return None
 

@@ -132,7 +132,7 @@ def _build(db: Path, out: Path, gate: GateConf, times: BuildTimes,
         return _build_from_copy(db, copy, out, gate, times, started)
     finally:
         for child in started:  # if the build stopped before MkDocs was told to build
-            _stop(child)
+            mkdocs_child.stop_mkdocs(child)
 
 
 def _build_from_copy(db: Path, copy: Path, out: Path, gate: GateConf, times: BuildTimes,
@@ -163,13 +163,6 @@ def _build_from_copy(db: Path, copy: Path, out: Path, gate: GateConf, times: Bui
         render.keep_compiled(None)
         copy.unlink(missing_ok=True)
         copy.with_name(copy.name + ".wal").unlink(missing_ok=True)
-
-
-def _stop(mkdocs: subprocess.Popen) -> None:
-    """End the MkDocs child if it still waits (or builds)."""
-    if mkdocs.poll() is None:
-        mkdocs.kill()
-        mkdocs.wait()
 
 
 def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,

@@ -14,6 +14,7 @@ Layout under out/cache/: `<kind>.pkl` holds a kind's index (name → key and sma
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -144,6 +145,22 @@ def unpickled(path: Path) -> Any:
     more page faults)."""
     with path.open("rb") as stream:
         return pickle.load(stream)
+
+
+def pickled_into(target: Path, value: Any) -> OSError | None:
+    """`value` pickled into `target`, through a temporary file (a build killed meanwhile leaves
+    none or a whole one); the error if it could not be (a full disk): the caller goes on, and
+    the next build reads again what the file would have kept."""
+    temporary = target.with_suffix(".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(pickle.dumps(value, protocol=5))
+        temporary.replace(target)
+    except OSError as error:
+        with contextlib.suppress(OSError):  # none was made, or its folder is not one
+            temporary.unlink(missing_ok=True)
+        return error
+    return None
 
 
 def _files(facts: Any) -> tuple[str, ...]:
