@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gc
 import os
 import re
 import sys
@@ -381,9 +382,14 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
               file=sys.stderr)
         raise SystemExit(2)
+    fast_exit = as_program and argv[0] == "site"
+    if fast_exit:
+        # It ends in os._exit, so its cycles need never be collected: the collections during
+        # its imports and the one its build's end set off took 0.1-0.15 s of every build.
+        gc.disable()
     try:
         COMMANDS[argv[0]](argv[1:])
-        if as_program and argv[0] == "site":
+        if fast_exit:
             _exit_without_teardown()
     except UserError as exc:
         _fail(exc)

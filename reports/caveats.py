@@ -15,6 +15,7 @@ import pandas as pd
 
 from .format import date
 from .pages import records
+from .queries import blocks_side_by_side
 
 IMPORTED = "import"  # runs.source of `tidemark import`
 MARK = "⚠"
@@ -50,7 +51,7 @@ def caveat_column(points: pd.DataFrame, caveats: Mapping[str, str]) -> pd.DataFr
                         else pd.Series(dtype=str))
     # One block per dtype again: every page filters these frames, and a frame with a block
     # added would be consolidated (copied) by each filter of a long history.
-    return points._consolidate()
+    return blocks_side_by_side(points)
 
 
 def caveat_warnings(points: pd.DataFrame | Iterable[Mapping[str, Any]]) -> list[str]:

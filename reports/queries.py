@@ -221,6 +221,20 @@ def decode_json(df: pd.DataFrame) -> pd.DataFrame:
     return df.copy()
 
 
+def blocks_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with one block per dtype and each dtype's columns next to each other, by dtype then
+    name (an order that depends on nothing but the columns and their types, so rows read
+    anew and rows kept from the last build are laid out alike): appending rows keeps it so,
+    where pd.concat cuts a block wherever its columns are apart (13 blocks to merge again:
+    two copies of a long history's points, 0.3 s of an incremental build, where one copy
+    takes 0.09)."""
+    dtypes = df.dtypes
+    grouped = sorted(df.columns, key=lambda column: (str(dtypes[column]), column))
+    if list(df.columns) == grouped:
+        return df._consolidate()  # itself, if it is one block per dtype already
+    return pd.DataFrame({column: df[column] for column in grouped})  # one copy, consolidated
+
+
 def share_equal_texts(df: pd.DataFrame) -> pd.DataFrame:
     """Each text column's equal texts made one object (a read gives each row its own): the
     forked processes that write pages then touch a few objects where they touched 200,000

@@ -109,8 +109,8 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
               else None)
     if points is None:  # no usable last build: every run's points, as one read gives them
         points = caveat_column(queries.read_points(con), caveats)
-    elif not points._mgr.is_consolidated():  # _as_one_read changed a column's type
-        points = points._consolidate()
+    else:  # as one read gives them (_as_one_read may have changed a column's type)
+        points = queries.blocks_side_by_side(points)
     of_runs = {run: caveats.get(run, "") for run in fingerprints}
     # A name no other content gets: a new version of the code (or DuckDB) must not meet the
     # last version's file, even where that file could not be written again.

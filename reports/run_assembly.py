@@ -12,6 +12,7 @@ one rename when MkDocs built that shell again (nothing is left to the parent aft
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -35,6 +36,7 @@ BODIES = "run-pages"
 SHARED_FROM = 40  # bodies to make from which half are made in a second process
 SHELLS = "run-page-shell"  # the shell MkDocs built last time, which the next build stages for
 STAGED = "runs-staged"  # out/<this>: the site's runs/ folder, made while MkDocs builds the site
+RETIRED = "runs-retired"  # out/<this>: the last build's runs/ folder, removed by the worker
 
 
 def previous_keys(cache: SiteCache) -> dict[str, str]:
@@ -181,6 +183,7 @@ def _stage(folder: Path, pages: list[RunPage], facts: dict[str, dict[str, Any]],
     built last time, and its tables' CSV files, linked into `folder`, which becomes the site's
     runs/ folder at once if MkDocs built that shell again (`place_run_pages`). Returns that
     shell's key (None: no shell known, nothing staged)."""
+    shutil.rmtree(folder.parent / RETIRED, ignore_errors=True)  # see retire_run_pages
     shutil.rmtree(folder, ignore_errors=True)
     last = cache.entries(SHELLS).get(SHELLS)
     if last is None:
@@ -208,6 +211,17 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
     for csv_name, kept in page_facts["csv"].items():
         place(cache.file(BODIES, kept), folder / csv_name)
     return name
+
+
+def retire_run_pages(site: Path) -> None:
+    """Move the last build's runs/ folder out of the site, before MkDocs cleans it: its
+    thousands of files are then removed by the worker (niced, while MkDocs builds: `_stage`),
+    not by MkDocs, whose build the rest of the site waits for. Call it before the worker is
+    told the docs are ready."""
+    retired = site.parent / RETIRED
+    shutil.rmtree(retired, ignore_errors=True)  # left by a build killed before its worker ran
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(site / FOLDER, retired)
 
 
 def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:

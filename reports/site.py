@@ -20,7 +20,7 @@ from orchestrator.store.reads import parse_selector
 
 from . import charts, forked, mkdocs_child, read_cache, render, slots
 from .config_pages import load_configs
-from .run_assembly import RunPagesWorker, place_run_pages
+from .run_assembly import RunPagesWorker, place_run_pages, retire_run_pages
 from .run_site import FOLDER as RUNS_FOLDER
 from .site_cache import SiteCache
 from .site_snapshot import check_snapshot, damage_to_user, take_snapshot
@@ -207,6 +207,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
             config, trends_drawn = write_pages(out, docs, fragments, results, configs,
                                                stats_nav, generated)
             worker.wait_for_markdown()
+        retire_run_pages(site)
     finally:
         worker.go_on()
     checked()

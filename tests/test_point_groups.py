@@ -1,5 +1,6 @@
 """PointGroups numbers points as pandas' groupby of with_identity's columns does (pure), and a
-read's equal texts share one object without changing any value (queries.share_equal_texts)."""
+read's equal texts share one object without changing any value (queries.share_equal_texts), and
+a read's columns are laid out so that appending rows keeps one block per dtype."""
 from __future__ import annotations
 
 import numpy as np
@@ -57,3 +58,15 @@ def test_share_equal_texts_keeps_every_value_and_shares_equal_texts():
     texts = shared["run_id"].to_numpy()
     assert texts[0] is texts[2] and texts[3] is None
     assert shared["mixed"].to_numpy()[0] is original["mixed"].to_numpy()[0]
+
+
+def test_blocks_side_by_side_groups_each_dtype_and_stays_one_block_per_dtype_when_appended():
+    df = pd.DataFrame({"a": [1, 2], "s": ["x", "y"], "f": [0.5, 1.5], "b": [3, 4],
+                       "n": pd.array([1, None], dtype="Int64"), "t": ["u", "v"]})
+    df["late"] = [2.5, 3.5]  # a column added after: a block of its own, apart from "f"
+    grouped = queries.blocks_side_by_side(df)
+    assert list(grouped.columns) == ["n", "f", "late", "a", "b", "s", "t"]
+    pd.testing.assert_frame_equal(grouped[list(df.columns)], df)
+    assert grouped._mgr.is_consolidated()
+    assert pd.concat([grouped, grouped.tail(1)], ignore_index=True)._mgr.is_consolidated()
+    assert list(queries.blocks_side_by_side(grouped).columns) == list(grouped.columns)
