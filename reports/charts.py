@@ -5,6 +5,8 @@ per process (validating a template per chart, and every point of every trace, wa
 chart time on a long history). Names and hover text from the database are escaped here, because
 plotly renders some HTML in them. A point whose customdata ends with a run page's href opens
 that page when clicked (site/assets/tidemark.js): every number links to the run behind it.
+Trends (a thousand points per series) hold their data once, and tidemark.js makes their traces
+and their points' customdata (`_trend_data`).
 """
 from __future__ import annotations
 
@@ -139,28 +141,55 @@ def _fragment(traces: list[dict[str, Any]], layout: dict[str, Any], div_id: str)
 _escaped = functools.lru_cache(maxsize=1 << 16)(html.escape)
 
 
-def _custom(series: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """Per point: run id, engine version, min, max (the hover formats them: a thousand points'
-    numbers need not be formatted here), the run page's href. Tuples, which JSON writes as
-    lists: made faster, and left alone by the garbage collector."""
-    return list(zip(map(_escaped, series["run_ids"]), map(_escaped, series["versions"]),
-                    series["low"], series["high"], series["hrefs"]))
+class _Runs:
+    """The runs a chart's points come from, each once: (run id, engine version, its page's
+    href), escaped; and the anchors on those pages. A point names its run and anchor by
+    position, where the figure's customdata held all of them, and its min and max again, for
+    every point (5 of a long history's 11 MB workload page)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str, str], int] = {}
+        self._anchors: dict[str, int] = {}
+
+    def positions(self, series: dict[str, Any]) -> tuple[list[int], list[int]]:
+        runs, anchors = [], []
+        for run, version, page, anchor in zip(series["run_ids"], series["versions"],
+                                              series["pages"], series["anchors"]):
+            runs.append(self._runs.setdefault((run, version, page), len(self._runs)))
+            anchors.append(self._anchors.setdefault(anchor, len(self._anchors)))
+        return runs, anchors
+
+    def tables(self) -> dict[str, list[Any]]:
+        return {"runs": [[_escaped(run), _escaped(version), page]
+                         for run, version, page in self._runs],
+                "anchors": list(self._anchors)}
 
 
-def _series_traces(series: dict[str, Any], color: str) -> list[dict[str, Any]]:
-    """A min–max band (two traces, filled between) under the median line."""
-    name = html.escape(series["label"])
-    band = dict(type="scatter", x=series["x"], mode="lines", line=dict(width=0),
-                legendgroup=series["key"], showlegend=False, hoverinfo="skip")
-    mode = "lines" if len(series["x"]) > MANY_POINTS else "lines+markers"
-    return [
-        dict(y=series["high"], name=name + " max", **band),
-        dict(y=series["low"], name=name + " min", fill="tonexty", fillcolor=_rgba(color, 0.18),
-             **band),
-        dict(type="scatter", x=series["x"], y=series["median"], name=name, mode=mode,
-             line=dict(color=color), legendgroup=series["key"], customdata=_custom(series),
-             hovertemplate=HOVER, cliponaxis=False),
-    ]
+def _trend_data(series_list: list[dict[str, Any]]) -> dict[str, Any]:
+    """What site/assets/tidemark.js (`tidemarkTrend`) draws a trend from: per series, a
+    min–max band (two traces, filled between) under the median line, whose points' hover
+    (HOVER: run id, engine version, min, max) and click (the run page, anchored) it makes
+    from the chart's runs and anchors; each x array once, not once per trace."""
+    runs, payload = _Runs(), []
+    for index, series in enumerate(series_list):
+        color = COLORS[index % len(COLORS)]
+        run_at, anchor_at = runs.positions(series)
+        payload.append({
+            "name": html.escape(series["label"]), "key": series["key"], "color": color,
+            "fill": _rgba(color, 0.18),
+            "mode": "lines" if len(series["x"]) > MANY_POINTS else "lines+markers",
+            "x": series["x"], "median": series["median"], "low": series["low"],
+            "high": series["high"], "run": run_at, "anchor": anchor_at})
+    return {"series": payload, "hover": HOVER, **runs.tables()}
+
+
+def _trend_fragment(data: dict[str, Any], layout: dict[str, Any], div_id: str) -> str:
+    """`_fragment` for a trend: tidemarkTrend makes the traces in the reader's browser."""
+    return (f'<div><div id="{div_id}" class="plotly-graph-div" '
+            f'style="height:{layout["height"]}px; width:100%;"></div>'
+            '<script type="text/javascript">window.addEventListener("DOMContentLoaded", '
+            f'function () {{tidemarkTrend("{div_id}", {_script_json(data)}, '
+            f'{_script_json(layout)}, {_CONFIG_JSON});}});</script></div>')
 
 
 def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
@@ -169,20 +198,18 @@ def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
 
 def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
     """Median ops/s per run (x = run date) with a min–max band over repetitions, as a div."""
-    traces = [trace for index, series in enumerate(series_list)
-              for trace in _series_traces(series, COLORS[index % len(COLORS)])]
     x = [value for series in series_list for value in series["x"]]
     layout = _layout(date_axis(x), _ops_axis(), [s["label"] for s in series_list])
-    return _fragment(traces, layout, div_id)
+    return _trend_fragment(_trend_data(series_list), layout, div_id)
 
 
-def spark_chart(series: dict[str, Any], div_id: str, color: str = COLORS[0]) -> str:
+def spark_chart(series: dict[str, Any], div_id: str) -> str:
     """A small trend of one series for the dashboard: median ops/s per run with its band."""
     x_axis = date_axis(series["x"], "")
     x_axis.pop("rangeselector", None)  # no room for buttons on a small chart
     layout = _layout(x_axis, _ops_axis("ops/s"))
     layout.update(height=200, margin=dict(l=60, r=10, t=10, b=30))
-    return _fragment(_series_traces(series, color), layout, div_id)
+    return _trend_fragment(_trend_data([series]), layout, div_id)
 
 
 def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:

@@ -196,19 +196,20 @@ def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFr
 
 
 def _per_point(points: pd.DataFrame, base: str) -> dict[str, np.ndarray]:
-    """Per point: its run's start (ISO), engine version and page href with its invocation's
-    anchor, made once per run and per anchor (200,000 points have 1,000 runs, few anchors)."""
+    """Per point: its run's start (ISO), engine version, page href and its invocation's anchor
+    on that page, made once per run and per anchor (200,000 points have 1,000 runs, few
+    anchors)."""
     runs = points.drop_duplicates("run_id")
     codes, run_ids = pd.factorize(points["run_id"])
     when = dict(zip(runs["run_id"], (ts.isoformat() for ts in runs["started_at"])))
     version = dict(zip(runs["run_id"], runs["engine"] + " " + runs["engine_version"]))
     seq_codes, seqs = pd.factorize(points["first_seq"])
-    anchors = np.array([f"#{anchor(s)}" for s in seqs.tolist()], dtype=object)[seq_codes]
+    anchors = np.array([anchor(s) for s in seqs.tolist()], dtype=object)[seq_codes]
     per_run = {name: np.array([values[r] for r in run_ids], dtype=object)[codes] for name, values
                in (("x", when), ("versions", version),
                    ("pages", {r: run_html_href(r, base) for r in run_ids}))}
-    return {"x": per_run["x"], "versions": per_run["versions"],
-            "hrefs": per_run["pages"] + anchors}
+    return {"x": per_run["x"], "versions": per_run["versions"], "pages": per_run["pages"],
+            "anchors": anchors}
 
 
 def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> list[dict[str, Any]]:
@@ -226,7 +227,8 @@ def chart_series(points: pd.DataFrame, labeler: Labeler, base: str = "../") -> l
         last = points.iloc[mine[-1]]
         series_list.append({
             "label": labeler.label(last), "key": key, "order": natural_key(last),
-            **{name: column[name][mine].tolist() for name in ("x", "versions", "hrefs")},
+            **{name: column[name][mine].tolist()
+               for name in ("x", "versions", "pages", "anchors")},
             "median": column["ops_median"][mine].tolist(), "low": column["ops_min"][mine].tolist(),
             "high": column["ops_max"][mine].tolist(), "run_ids": column["run_id"][mine].tolist(),
         })

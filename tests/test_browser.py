@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +139,26 @@ def test_plots_render_with_data(browser, base_url: str, path: str) -> None:
     points = page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot'))"
                            ".map(div => div.data.reduce((n, t) => n + (t.x || []).length, 0))")
     assert points and all(n > 0 for n in points), f"{path}: {points}"
+    assert errors == []
+    page.close()
+
+
+def test_a_trend_point_carries_its_run_version_range_and_page(browser, base_url: str) -> None:
+    """tidemark.js makes each point's hover and click data from the chart's tables of runs
+    and anchors: the run, its engine version, the band's min and max at that point, and the
+    run page's href with the point's invocation anchor (a page that exists)."""
+    page, errors, _ = visit(browser, base_url + "workloads/readrandom.html")
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    point = page.evaluate("""(() => {
+        const data = document.querySelector('.js-plotly-plot').data;
+        return {custom: data[2].customdata[0], high: data[0].y[0], low: data[1].y[0]};
+    })()""")
+    run, version, low, high, href = point["custom"]
+    assert (low, high) == (point["low"], point["high"]) and version, point
+    assert re.fullmatch(rf"\.\./runs/{re.escape(run)}\.html#inv-\d+", href), point
+    target = browser.new_page()
+    assert target.goto(urljoin(base_url + "workloads/readrandom.html", href)).status == 200
+    target.close()
     assert errors == []
     page.close()
 

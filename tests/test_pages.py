@@ -141,7 +141,8 @@ def test_workload_page_fewer_columns_and_rows_named_by_what_differs():
     assert page["shared"] == "leveldb · num=1,000 · release"
     series = {s["key"]: s for s in page["series"]}
     assert series["s2"]["median"] == [100.0, 110.0, 99.0]
-    assert series["s2"]["hrefs"][-1] == "../runs/r3.html#inv-0003"  # a point opens its run
+    assert (series["s2"]["pages"][-1], series["s2"]["anchors"][-1]) == \
+        ("../runs/r3.html", "inv-0003")  # a point opens its run
     harness = points_frame().assign(workload="micro_get",
                                     benchmark=["Get/hit", "Get/miss", "Get/hit", "Get/hit", "MultiGet"])
     page = workload_page("micro_get", harness)
@@ -160,28 +161,33 @@ def test_plain_words_for_stored_values():
 def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
     series = [{"label": "<b>x</b>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"],
                "median": [1.0], "low": [0.5], "high": [1.5], "run_ids": ["r1"],
-               "versions": ["leveldb 1.23"], "hrefs": ["../runs/r1.html#inv-0001"]}]
+               "versions": ["leveldb 1.23"], "pages": ["../runs/r1.html"],
+               "anchors": ["inv-0001"]}]
     html = charts.trend_chart(series, "trend-0")
     assert html.startswith("<div>") and 'id="trend-0"' in html and "plotly-graph-div" in html
     assert "<script src" not in html  # plotly.js is served once from the site's assets
     assert 'window.addEventListener("DOMContentLoaded"' in html
-    assert "<b>x</b>" not in html and r"..\u002fruns\u002fr1.html#inv-0001" in html
+    assert "<b>x</b>" not in html and r"..\u002fruns\u002fr1.html" in html and "inv-0001" in html
 
 
 def test_trend_chart_script_holds_the_figure_as_json():
     series = [{"label": "a</script>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"] * 2,
                "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0],
-               "run_ids": ["r1", "r<2>"], "versions": ["v1", "v2"], "hrefs": ["h1", "h2"]}]
+               "run_ids": ["r1", "r<2>"], "versions": ["v1", "v2"], "pages": ["h1", "h2"],
+               "anchors": ["inv-0001", ""]}]
     html = charts.trend_chart(series, "trend-0")
-    call = html.split('Plotly.newPlot("trend-0", ', 1)[1]
+    call = html.split('tidemarkTrend("trend-0", ', 1)[1]
     decoder = json.JSONDecoder()
-    traces, end = decoder.raw_decode(call)
+    data, end = decoder.raw_decode(call)
     layout, _ = decoder.raw_decode(call, end + 2)
     assert "</script>" not in call.rsplit("</script>", 1)[0]  # only the script's own end
-    line = traces[2]
-    assert line["y"] == [1.0, None]  # NaN is null: JSON has no NaN
-    assert line["customdata"] == [["r1", "v1", 0.5, 1.5, "h1"], ["r&lt;2&gt;", "v2", 0.25, 2.0, "h2"]]
-    assert "%{customdata[2]:,.0f}–%{customdata[3]:,.0f}" in line["hovertemplate"]
+    (line,) = data["series"]
+    assert line["median"] == [1.0, None]  # NaN is null: JSON has no NaN
+    assert line["name"] == "a&lt;/script&gt;" and line["low"] == [0.5, 0.25]
+    # Each point's run (escaped), version and page, and its anchor, as tidemark.js reads them.
+    assert [data["runs"][at] for at in line["run"]] == [["r1", "v1", "h1"], ["r&lt;2&gt;", "v2", "h2"]]
+    assert [data["anchors"][at] for at in line["anchor"]] == ["inv-0001", ""]
+    assert "%{customdata[2]:,.0f}–%{customdata[3]:,.0f}" in data["hover"]
     assert layout["height"] == charts.PLOT_HEIGHT + 20 + 60 + charts.LEGEND_ROW + 10
     assert f'style="height:{layout["height"]}px; width:100%;"' in html
 

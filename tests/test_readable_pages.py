@@ -105,7 +105,8 @@ def test_dashboard_says_the_newest_run_in_one_line_and_its_verdicts_first():
     assert [c["title"].text for c in cards] == ["readrandom · 2 thr · warm",
                                                 "readrandom · 1 thr · warm"]
     assert cards[0]["change"].css == "tm-slower" and cards[0]["title"].href.endswith(".html")
-    assert cards[0]["series"]["hrefs"][-1] == "runs/r3.html#inv-0003"
+    assert (cards[0]["series"]["pages"][-1], cards[0]["series"]["anchors"][-1]) == \
+        ("runs/r3.html", "inv-0003")
     # Where the run's files went is no part of what it measured.
     assert page["reproduce"] == [
         f"git checkout {'a' * 40}  # the Tidemark commit that measured it", "make setup",

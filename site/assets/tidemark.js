@@ -93,3 +93,29 @@
     });
   });
 })();
+
+/* A trend chart (reports/charts.py, `_trend_data`): per series a min–max band (two traces,
+   filled between) under the median line. The page holds each series' x, medians, mins and
+   maxes once, and per point the positions of its run and anchor in the chart's tables; the
+   traces and each point's hover data are made here, its customdata ending with the run page's
+   href, as the click handler above expects. */
+function tidemarkTrend(id, data, layout, config) {
+  "use strict";
+  const traces = [];
+  data.series.forEach(function (s) {
+    const band = {type: "scatter", x: s.x, mode: "lines", line: {width: 0}, legendgroup: s.key,
+                  showlegend: false, hoverinfo: "skip"};
+    traces.push(Object.assign({y: s.high, name: s.name + " max"}, band));
+    traces.push(Object.assign({y: s.low, name: s.name + " min", fill: "tonexty",
+                               fillcolor: s.fill}, band));
+    const custom = s.run.map(function (at, i) {
+      const run = data.runs[at];
+      const anchor = data.anchors[s.anchor[i]];
+      return [run[0], run[1], s.low[i], s.high[i], anchor ? run[2] + "#" + anchor : run[2]];
+    });
+    traces.push({type: "scatter", x: s.x, y: s.median, name: s.name, mode: s.mode,
+                 line: {color: s.color}, legendgroup: s.key, customdata: custom,
+                 hovertemplate: data.hover, cliponaxis: false});
+  });
+  Plotly.newPlot(id, traces, layout, config);
+}
