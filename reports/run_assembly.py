@@ -20,7 +20,7 @@ import shutil
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
@@ -181,25 +181,55 @@ def _stage(folder: Path, pages: list[RunPage], facts: dict[str, dict[str, Any]],
            cache: SiteCache) -> str | None:
     """In the worker, while MkDocs builds the site: every run page, around the shell MkDocs
     built last time, and its tables' CSV files, linked into `folder`, which becomes the site's
-    runs/ folder at once if MkDocs built that shell again (`place_run_pages`). Returns that
-    shell's key (None: no shell known, nothing staged)."""
-    shutil.rmtree(folder.parent / RETIRED, ignore_errors=True)  # see retire_run_pages
+    runs/ folder at once if MkDocs built that shell again (`place_run_pages`). The last build's
+    folder (`retire_run_pages`) is where it starts: a file that is a link to the very file of
+    the cache it must be stays (one run added: 2 pages of a thousand linked, not all of them,
+    nor all of the last build's removed). Returns that shell's key (None: no shell known,
+    nothing staged)."""
+    retired = folder.parent / RETIRED
     shutil.rmtree(folder, ignore_errors=True)
     last = cache.entries(SHELLS).get(SHELLS)
     if last is None:
+        shutil.rmtree(retired, ignore_errors=True)
         return None
     shell = last[1]["shell"]
     shell_key = digest(shell)  # of the shell itself: the parent stages nothing for another
-    folder.mkdir(parents=True)
+    if retired.is_dir():
+        os.replace(retired, folder)
+    else:
+        folder.mkdir(parents=True)
+    present = _inodes(folder)
+    linked = _inodes(cache.file(BODIES, "")) if present else {}
+    wanted: set[str] = set()
     for page in pages:
-        _link_page(folder, page, facts[page.run_id], shell, shell_key, cache)
+        wanted.update(_link_page(folder, page, facts[page.run_id], shell, shell_key, cache,
+                                 lambda target, kept: target in present and
+                                 present[target] == linked.get(kept)))
+    for name in present.keys() - wanted:  # removed runs' files, MkDocs' own of last time
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     return shell_key
 
 
+def _inodes(folder: Path) -> dict[str, int]:
+    """name → inode of each entry of `folder` (from the directory itself: no stat per file)."""
+    try:
+        with os.scandir(folder) as entries:
+            return {entry.name: entry.inode() for entry in entries}
+    except FileNotFoundError:
+        return {}
+
+
 def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: Shell,
-               shell_key: str, cache: SiteCache) -> str:
+               shell_key: str, cache: SiteCache,
+               linked_already: Callable[[str, str], bool] = lambda target, kept: False
+               ) -> list[str]:
     """The run page around `shell` (written into the cache if new) and its CSV files linked
-    into `folder`; returns the name of the page's file in the cache."""
+    into `folder`, but those `linked_already` (name in `folder`, name in the cache) says are
+    links to their file of the cache; returns their names in `folder`, the page's first."""
     name = f"{digest(page_facts['body'], shell_key)}.html"
     final = cache.file(BODIES, name)
     if not final.is_file():
@@ -207,17 +237,18 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
         written = final.with_suffix(".tmp")  # never a page cut short under a final name
         written.write_text(shell.wrap(page_facts["converted"], body), encoding="utf-8")
         os.replace(written, final)
-    place(final, folder / Path(page.src).with_suffix(".html").name)
-    for csv_name, kept in page_facts["csv"].items():
-        place(cache.file(BODIES, kept), folder / csv_name)
-    return name
+    files = {Path(page.src).with_suffix(".html").name: name, **page_facts["csv"]}
+    for target, kept in files.items():
+        if not linked_already(target, kept):
+            place(cache.file(BODIES, kept), folder / target)
+    return list(files)
 
 
 def retire_run_pages(site: Path) -> None:
-    """Move the last build's runs/ folder out of the site, before MkDocs cleans it: its
-    thousands of files are then removed by the worker (niced, while MkDocs builds: `_stage`),
-    not by MkDocs, whose build the rest of the site waits for. Call it before the worker is
-    told the docs are ready."""
+    """Move the last build's runs/ folder out of the site, before MkDocs cleans it: the
+    worker (niced, while MkDocs builds) stages this build's run pages in it (`_stage`), and
+    MkDocs, whose build the rest of the site waits for, has not its thousands of files to
+    remove. Call it before the worker is told the docs are ready."""
     retired = site.parent / RETIRED
     shutil.rmtree(retired, ignore_errors=True)  # left by a build killed before its worker ran
     with contextlib.suppress(FileNotFoundError):
@@ -239,8 +270,9 @@ def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:
     entries, placed = [], set()
     for page in bodies.pages:
         page_facts = bodies.facts[page.run_id]
-        name = (f"{digest(page_facts['body'], shell_key)}.html" if ready else
-                _link_page(folder, page, page_facts, shell, shell_key, cache))
+        name = f"{digest(page_facts['body'], shell_key)}.html"
+        if not ready:
+            _link_page(folder, page, page_facts, shell, shell_key, cache)
         placed.add(site / built_path(page))
         cache.store(BODIES, page.run_id, page.key,
                     {**page_facts, "files": [page_facts["body"], name,

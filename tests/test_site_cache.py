@@ -453,8 +453,15 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     store.remove_run(run_id(1))
     store.close()
     add_run(history, 6, finished=False)
+    # The next build starts from this runs/ folder, keeping the files that are links to the
+    # cache's right files: one that is not (edited by hand) is linked again, a stray one goes.
+    runs_folder = out / "site" / "runs"
+    edited = runs_folder / f"{run_id(4)}.html"
+    edited.unlink()
+    edited.write_text("edited by hand", encoding="utf-8")
+    (runs_folder / "stray.html").write_text("not a run", encoding="utf-8")
     build_site(history, out)
-    # The last build's runs/ folder, moved out of MkDocs' way, was removed meanwhile.
+    # The last build's runs/ folder, moved out of MkDocs' way, became this build's.
     assert not (out / run_assembly.RETIRED).exists()
     build_site(history, tmp_path / "fresh")
     assert differences(out / "site", tmp_path / "fresh" / "site") == []
