@@ -31,53 +31,97 @@
 #error "doubles must be evaluated as doubles (FLT_EVAL_METHOD 0): build for SSE2, not x87"
 #endif
 
-/* sum over j < i of |x[i] - x[j]|, for each i: each point's distance to the points before it */
+/* The hot loops built twice on x86-64, for AVX2 and for any CPU, the one to use chosen when the
+ * library loads: wider registers for the same IEEE operations on the same doubles, in the same
+ * order (no FMA: -ffp-contract=off), so the same bits either way. */
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define BOTH_WIDTHS __attribute__((target_clones("avx2", "default")))
+#else
+#define BOTH_WIDTHS
+#endif
+
+/* The rest of row i's sum from column j on (its four sums so far in s), in the one order. */
+static inline __attribute__((always_inline)) double
+finish_row(const double *x, Py_ssize_t i, Py_ssize_t j, double s[4])
+{
+    const double xi = x[i];
+    for (; j + 4 <= i; j += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += fabs(xi - x[j + k]);
+    for (; j < i; j++)
+        s[0] += fabs(xi - x[j]);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+/* sum over j < i of |x[i] - x[j]|, for each i: each point's distance to the points before it.
+ * Every row is summed in the one order (finish_row's), but two rows at a time: a row's four
+ * sums are one chain of additions, each waiting for the last, and two rows give the CPU two
+ * chains to overlap (with AVX2 where the CPU has it, four sums in one register). */
+BOTH_WIDTHS
 static void distances_to_earlier(const double *x, Py_ssize_t n, double *earlier)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const double xi = x[i];
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    Py_ssize_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        const double xa = x[i], xb = x[i + 1];
+        double a[4] = {0.0, 0.0, 0.0, 0.0}, b[4] = {0.0, 0.0, 0.0, 0.0};
         Py_ssize_t j = 0;
-        for (; j + 4 <= i; j += 4) {
-            s0 += fabs(xi - x[j]);
-            s1 += fabs(xi - x[j + 1]);
-            s2 += fabs(xi - x[j + 2]);
-            s3 += fabs(xi - x[j + 3]);
-        }
-        for (; j < i; j++)
-            s0 += fabs(xi - x[j]);
-        earlier[i] = (s0 + s1) + (s2 + s3);
+        for (; j + 4 <= i; j += 4)  /* the blocks of four both rows have */
+            for (int k = 0; k < 4; k++) {
+                a[k] += fabs(xa - x[j + k]);
+                b[k] += fabs(xb - x[j + k]);
+            }
+        earlier[i] = finish_row(x, i, j, a);
+        earlier[i + 1] = finish_row(x, i + 1, j, b);
+    }
+    if (i < n) {
+        double s[4] = {0.0, 0.0, 0.0, 0.0};
+        earlier[i] = finish_row(x, i, 0, s);
+    }
+}
+
+/* Q at the splits lo .. lo + width - 1, from the sums over the points before each split:
+ * pairs_before[t] (of the distances between them) and sum_before[t] (of their row sums). Each
+ * split's Q needs only its own sums: none waits for the last one's four divisions. */
+BOTH_WIDTHS
+static void q_at_splits(const double *pairs_before, const double *sum_before, double total,
+                        Py_ssize_t n, Py_ssize_t lo, Py_ssize_t width, double *q)
+{
+    const double count = (double)n;
+    for (Py_ssize_t t = 0; t < width; t++) {
+        const double m = (double)(lo + t), k = (double)(n - lo - t);
+        const double within_left = 2.0 * pairs_before[t];
+        const double between = sum_before[t] - within_left;
+        const double within_right = total - 2.0 * sum_before[t] + within_left;
+        /* A one-point side has no pairs: its mean distance is 0 (its sum is 0 too). */
+        const double pairs_left = m * (m - 1.0) > 1.0 ? m * (m - 1.0) : 1.0;
+        const double pairs_right = k * (k - 1.0) > 1.0 ? k * (k - 1.0) : 1.0;
+        q[t] = m * k / count * (between * 2.0 / (m * k) - within_left / pairs_left
+                                - within_right / pairs_right);
     }
 }
 
 /* Q at every split tau in [lo, hi] of one ordering: x its values, row_sums each value's summed
- * distance to all n values (the same in every ordering), q[tau - lo] the result. */
+ * distance to all n values (the same in every ordering), q[tau - lo] the result; earlier and
+ * before: n doubles of scratch each. */
 static void split_statistics_of(const double *x, const double *row_sums, Py_ssize_t n,
-                                Py_ssize_t lo, Py_ssize_t hi, double *earlier, double *q)
+                                Py_ssize_t lo, Py_ssize_t hi, double *earlier, double *before,
+                                double *q)
 {
     distances_to_earlier(x, n, earlier);
     double total = 0.0;
     for (Py_ssize_t i = 0; i < n; i++)
         total += row_sums[i];
-    double pairs_sum = 0.0, prefix = 0.0;  /* over the points before tau */
+    /* The sums over the points before each split, added in the one order (earlier becomes
+     * its own running sum). */
+    double pairs_sum = 0.0, prefix = 0.0;
     for (Py_ssize_t tau = 0; tau <= hi; tau++) {
-        if (tau >= lo) {
-            const double m = (double)tau, k = (double)(n - tau);
-            const double within_left = 2.0 * pairs_sum;
-            const double between = prefix - within_left;
-            const double within_right = total - 2.0 * prefix + within_left;
-            /* A one-point side has no pairs: its mean distance is 0 (its sum is 0 too). */
-            const double pairs_left = m * (m - 1.0) > 1.0 ? m * (m - 1.0) : 1.0;
-            const double pairs_right = k * (k - 1.0) > 1.0 ? k * (k - 1.0) : 1.0;
-            q[tau - lo] = m * k / (double)n * (between * 2.0 / (m * k)
-                                               - within_left / pairs_left
-                                               - within_right / pairs_right);
-        }
-        if (tau < n) {
-            pairs_sum += earlier[tau];
-            prefix += row_sums[tau];
-        }
+        const double pairs = earlier[tau];
+        earlier[tau] = pairs_sum;
+        before[tau] = prefix;
+        pairs_sum += pairs;
+        prefix += row_sums[tau];
     }
+    q_at_splits(earlier + lo, before + lo, total, n, lo, hi - lo + 1, q);
 }
 
 /* A C-contiguous buffer of doubles, or an error naming `what`. */
@@ -128,7 +172,7 @@ static PyObject *split_statistics(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOnnnO", &values_object, &row_sums_object, &n, &lo, &hi,
                           &out_object))
         return NULL;
-    if (n < 1 || n > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(double) || lo < 0 || hi >= n ||
+    if (n < 1 || n > PY_SSIZE_T_MAX / (Py_ssize_t)(2 * sizeof(double)) || lo < 0 || hi >= n ||
         hi < lo) {
         PyErr_Format(PyExc_ValueError, "split_statistics: bad shape (n=%zd, lo=%zd, hi=%zd)",
                      n, lo, hi);
@@ -148,7 +192,7 @@ static PyObject *split_statistics(PyObject *self, PyObject *args)
                         "split_statistics: values, row_sums and out disagree in size");
         goto done;
     }
-    double *earlier = PyMem_RawMalloc((size_t)n * sizeof(double));
+    double *earlier = PyMem_RawMalloc((size_t)n * 2 * sizeof(double));  /* and `before` */
     if (!earlier) {
         PyErr_NoMemory();
         goto done;
@@ -157,7 +201,7 @@ static PyObject *split_statistics(PyObject *self, PyObject *args)
     for (Py_ssize_t b = 0; b < batch; b++)
         split_statistics_of((const double *)values.buf + b * n,
                             (const double *)row_sums.buf + b * n, n, lo, hi, earlier,
-                            (double *)out.buf + b * width);
+                            earlier + n, (double *)out.buf + b * width);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(earlier);
     result = Py_NewRef(Py_None);
@@ -242,21 +286,21 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     const Py_ssize_t n = values.len / (Py_ssize_t)sizeof(double);
     const Py_ssize_t batch = out.len / (Py_ssize_t)sizeof(double);
-    const Py_ssize_t per_point = (Py_ssize_t)(4 * sizeof(double) + sizeof(Py_ssize_t));
+    const Py_ssize_t per_point = (Py_ssize_t)(5 * sizeof(double) + sizeof(Py_ssize_t));
     if (row_sums.len != values.len || n < 1 || n > PY_SSIZE_T_MAX / per_point || lo < 0 ||
         hi >= n || hi < lo) {
         PyErr_Format(PyExc_ValueError, "shuffled_maxima: bad shape (n=%zd, lo=%zd, hi=%zd, "
                      "row_sums of %zd)", n, lo, hi, row_sums.len / (Py_ssize_t)sizeof(double));
         goto done;
     }
-    /* the shuffled values, their row sums, each one's distances to the earlier ones, q, then
-     * the order (doubles first: each part stays aligned) */
+    /* the shuffled values, their row sums, each one's distances to the earlier ones, the sums
+     * before each split, q, then the order (doubles first: each part stays aligned) */
     double *x = PyMem_RawMalloc((size_t)(n * per_point));
     if (!x) {
         PyErr_NoMemory();
         goto done;
     }
-    double *sums = x + n, *earlier = sums + n, *q = earlier + n;
+    double *sums = x + n, *earlier = sums + n, *before = earlier + n, *q = before + n;
     Py_ssize_t *order = (Py_ssize_t *)(q + n);
     const double *given = values.buf, *given_sums = row_sums.buf;
     double *maxima = out.buf;
@@ -267,7 +311,7 @@ static PyObject *shuffled_maxima(PyObject *self, PyObject *args)
             x[i] = given[order[i]];
             sums[i] = given_sums[order[i]];
         }
-        split_statistics_of(x, sums, n, lo, hi, earlier, q);
+        split_statistics_of(x, sums, n, lo, hi, earlier, before, q);
         maxima[b] = largest(q, hi - lo + 1);
     }
     Py_END_ALLOW_THREADS
