@@ -264,6 +264,10 @@ def _with_db(stored: list[str], given: list[str]) -> list[str]:
 def site_command(argv: list[str]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
+    # Before numpy loads OpenBLAS (.gate imports it): its matrices here are tiny, and after
+    # each call its second thread spun, waiting for more, on the core the build's other
+    # processes need (0.1 CPU-s of a build).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .gate import DEFAULT_GATE, load_gate_conf
 
     parser = argparse.ArgumentParser(prog="tidemark site",
