@@ -126,14 +126,16 @@ def _script_json(value: Any) -> str:
     return data.decode()
 
 
-def _fragment(traces: list[dict[str, Any]], layout: dict[str, Any], div_id: str) -> str:
+def _fragment(traces: list[dict[str, Any]] | dict[str, Any], layout: dict[str, Any],
+              div_id: str, draw: str = "Plotly.newPlot") -> str:
     """The plot's div and the inline script that draws it once the page's scripts have run:
-    plotly.js is loaded at the end of <body> by MkDocs' extra_javascript, i.e. after this
-    inline script would otherwise run."""
+    plotly.js (and assets/tidemark.js) are loaded at the end of <body> by MkDocs'
+    extra_javascript, i.e. after this inline script would otherwise run. `draw`: the function
+    given the div's id, `traces`, the layout and the config (tidemarkTrend: a trend's data)."""
     return (f'<div><div id="{div_id}" class="plotly-graph-div" '
             f'style="height:{layout["height"]}px; width:100%;"></div>'
             '<script type="text/javascript">window.addEventListener("DOMContentLoaded", '
-            f'function () {{Plotly.newPlot("{div_id}", {_script_json(traces)}, '
+            f'function () {{{draw}("{div_id}", {_script_json(traces)}, '
             f'{_script_json(layout)}, {_CONFIG_JSON});}});</script></div>')
 
 
@@ -183,13 +185,7 @@ def _trend_data(series_list: list[dict[str, Any]]) -> dict[str, Any]:
     return {"series": payload, "hover": HOVER, **runs.tables()}
 
 
-def _trend_fragment(data: dict[str, Any], layout: dict[str, Any], div_id: str) -> str:
-    """`_fragment` for a trend: tidemarkTrend makes the traces in the reader's browser."""
-    return (f'<div><div id="{div_id}" class="plotly-graph-div" '
-            f'style="height:{layout["height"]}px; width:100%;"></div>'
-            '<script type="text/javascript">window.addEventListener("DOMContentLoaded", '
-            f'function () {{tidemarkTrend("{div_id}", {_script_json(data)}, '
-            f'{_script_json(layout)}, {_CONFIG_JSON});}});</script></div>')
+_DRAW_TREND = "tidemarkTrend"  # site/assets/tidemark.js: a trend's traces from `_trend_data`
 
 
 def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
@@ -200,7 +196,7 @@ def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
     """Median ops/s per run (x = run date) with a min–max band over repetitions, as a div."""
     x = [value for series in series_list for value in series["x"]]
     layout = _layout(date_axis(x), _ops_axis(), [s["label"] for s in series_list])
-    return _trend_fragment(_trend_data(series_list), layout, div_id)
+    return _fragment(_trend_data(series_list), layout, div_id, _DRAW_TREND)
 
 
 def spark_chart(series: dict[str, Any], div_id: str) -> str:
@@ -209,7 +205,7 @@ def spark_chart(series: dict[str, Any], div_id: str) -> str:
     x_axis.pop("rangeselector", None)  # no room for buttons on a small chart
     layout = _layout(x_axis, _ops_axis("ops/s"))
     layout.update(height=200, margin=dict(l=60, r=10, t=10, b=30))
-    return _trend_fragment(_trend_data([series]), layout, div_id)
+    return _fragment(_trend_data([series]), layout, div_id, _DRAW_TREND)
 
 
 def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:

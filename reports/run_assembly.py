@@ -36,7 +36,7 @@ BODIES = "run-pages"
 SHARED_FROM = 40  # bodies to make from which half are made in a second process
 SHELLS = "run-page-shell"  # the shell MkDocs built last time, which the next build stages for
 STAGED = "runs-staged"  # out/<this>: the site's runs/ folder, made while MkDocs builds the site
-RETIRED = "runs-retired"  # out/<this>: the last build's runs/ folder, removed by the worker
+RETIRED = "runs-retired"  # out/<this>: the last build's runs/ folder, the worker's to stage in
 
 
 def previous_keys(cache: SiteCache) -> dict[str, str]:
@@ -198,8 +198,11 @@ def _stage(folder: Path, pages: list[RunPage], facts: dict[str, dict[str, Any]],
         os.replace(retired, folder)
     else:
         folder.mkdir(parents=True)
-    present = _inodes(folder)
-    linked = _inodes(cache.file(BODIES, "")) if present else {}
+    kept = cache.file(BODIES, "")
+    # An inode names one file only within one file system (across two, `place` copies).
+    present = _inodes(folder) if kept.is_dir() and \
+        os.stat(folder).st_dev == os.stat(kept).st_dev else {}
+    linked = _inodes(kept) if present else {}
     wanted: set[str] = set()
     for page in pages:
         wanted.update(_link_page(folder, page, facts[page.run_id], shell, shell_key, cache,

@@ -207,10 +207,10 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
             config, trends_drawn = write_pages(out, docs, fragments, results, configs,
                                                stats_nav, generated)
             worker.wait_for_markdown()
+        checked()  # the last build's site stays whole if the DB is damaged
         retire_run_pages(site)
     finally:
         worker.go_on()
-    checked()
     with times.phase("mkdocs"):
         with mkdocs_child.mkdocs_building(config, mkdocs):
             made = worker.bodies()

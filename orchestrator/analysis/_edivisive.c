@@ -32,9 +32,9 @@
 #endif
 
 /* The hot loops built twice on x86-64, for AVX2 and for any CPU, the one to use chosen when the
- * library loads: wider registers for the same IEEE operations on the same doubles, in the same
- * order (no FMA: -ffp-contract=off), so the same bits either way. */
-#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+ * library loads (glibc's ifunc): wider registers for the same IEEE operations on the same
+ * doubles, in the same order (no FMA: -ffp-contract=off), so the same bits either way. */
+#if defined(__x86_64__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
 #define BOTH_WIDTHS __attribute__((target_clones("avx2", "default")))
 #else
 #define BOTH_WIDTHS
