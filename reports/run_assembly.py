@@ -198,16 +198,19 @@ def _stage(folder: Path, pages: list[RunPage], facts: dict[str, dict[str, Any]],
         os.replace(retired, folder)
     else:
         folder.mkdir(parents=True)
-    kept = cache.file(BODIES, "")
+    present, cached = _inodes(folder), cache.file(BODIES, "")
     # An inode names one file only within one file system (across two, `place` copies).
-    present = _inodes(folder) if kept.is_dir() and \
-        os.stat(folder).st_dev == os.stat(kept).st_dev else {}
-    linked = _inodes(kept) if present else {}
+    one_file_system = bool(present) and cached.is_dir() and \
+        os.stat(folder).st_dev == os.stat(cached).st_dev
+    linked = _inodes(cached) if one_file_system else {}
+
+    def linked_already(target: str, kept: str) -> bool:
+        return one_file_system and target in present and present[target] == linked.get(kept)
+
     wanted: set[str] = set()
     for page in pages:
         wanted.update(_link_page(folder, page, facts[page.run_id], shell, shell_key, cache,
-                                 lambda target, kept: target in present and
-                                 present[target] == linked.get(kept)))
+                                 linked_already))
     for name in present.keys() - wanted:  # removed runs' files, MkDocs' own of last time
         path = folder / name
         if path.is_dir() and not path.is_symlink():
