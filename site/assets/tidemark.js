@@ -103,11 +103,13 @@ function tidemarkTrend(id, data, layout, config) {
   "use strict";
   const traces = [];
   data.series.forEach(function (s) {
-    const band = {type: "scatter", x: s.x, mode: "lines", line: {width: 0}, legendgroup: s.key,
-                  showlegend: false, hoverinfo: "skip"};
-    traces.push(Object.assign({y: s.high, name: s.name + " max"}, band));
-    traces.push(Object.assign({y: s.low, name: s.name + " min", fill: "tonexty",
-                               fillcolor: s.fill}, band));
+    // Each band trace its own objects, as plotly was given them before (the x array is shared).
+    function band(trace) {
+      return Object.assign({type: "scatter", x: s.x, mode: "lines", line: {width: 0},
+                            legendgroup: s.key, showlegend: false, hoverinfo: "skip"}, trace);
+    }
+    traces.push(band({y: s.high, name: s.name + " max"}));
+    traces.push(band({y: s.low, name: s.name + " min", fill: "tonexty", fillcolor: s.fill}));
     const custom = s.run.map(function (at, i) {
       const run = data.runs[at];
       const anchor = data.anchors[s.anchor[i]];
