@@ -9,7 +9,7 @@ as one of:
 
 - parse error: an EngineOutputError/ConfigError (one line, storable): what bad input must give;
 - crash: any other exception, or an error message that is not one storable line;
-- nonsense accepted: a returned report the independent oracle (tests/adapter_fuzz.py) rejects,
+- nonsense accepted: a returned report the independent oracle (tests/orchestrator/adapters/adapter_fuzz.py) rejects,
   or, for a sample of accepted importable reports (--store-every), one the real DuckDB store
   refuses through `tidemark import`'s code path;
 - accepted: a report that passes all of that.
@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "orchestrator" / "adapters")]
 from adapter_fuzz import SEEDS, importable, mutate, parse_once, pick_mutators, store_import  # noqa: E402
 from orchestrator.store import Store  # noqa: E402
 

@@ -16,7 +16,7 @@ from orchestrator.analysis.paired import compare_paired, pair_rounds
 from orchestrator.analysis.sequential import compare_sequential
 from orchestrator.analysis.stats import (FASTER, HIGHER, SLOWER, Thresholds, compare_samples,
                                          robust_cv)
-from reports.charts import power_chart
+from reports.pages.charts import power_chart
 
 NOTES = Path(__file__).with_name("power_notes.md")  # the reading of the results, by hand
 GOAL = {"wall": 0.02, "instructions": 0.005}

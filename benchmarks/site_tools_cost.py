@@ -27,13 +27,13 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.site_speed import counts, cpu_model, phases, timed  # noqa: E402
 from orchestrator.gate import GateConf  # noqa: E402
-from reports import queries  # noqa: E402
-from reports.compare_site import write_comparisons  # noqa: E402
-from reports.downloads import export_history  # noqa: E402
-from reports.read_cache import run_fingerprints  # noqa: E402
-from reports.run_site import DETAILED_RUN_PAGES  # noqa: E402
-from reports.site_cache import KeptFiles, SiteCache  # noqa: E402
-from reports.tools_site import KIND  # noqa: E402
+from reports.data import queries  # noqa: E402
+from reports.build.compare_site import write_comparisons  # noqa: E402
+from reports.build.downloads import export_history  # noqa: E402
+from reports.data.read_cache import run_fingerprints  # noqa: E402
+from reports.build.run_site import DETAILED_RUN_PAGES  # noqa: E402
+from reports.data.site_cache import KeptFiles, SiteCache  # noqa: E402
+from reports.build.tools_site import KIND  # noqa: E402
 
 RESULT = REPO / "benchmarks" / "site_tools_cost.json"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.build import Build  # noqa: E402
+from orchestrator.build.engine import Build  # noqa: E402
 from orchestrator.analysis.identity import series_key  # noqa: E402
 from orchestrator.record import HIGHER, LOWER, Invocation, Metric  # noqa: E402
 from orchestrator.store import Store  # noqa: E402

@@ -1,5 +1,5 @@
 # The image of one engine build (or of its Google Benchmark harness), one per build key, built by
-# orchestrator/container_image.py from a staged rootfs/ folder and never pulled (no image
+# orchestrator/build/container_image.py from a staged rootfs/ folder and never pulled (no image
 # registry is reachable from the machines Tidemark targets):
 #   - the benchmark binary at the same absolute path as on the host, so a command line reads the
 #     same on both runners;

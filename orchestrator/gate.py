@@ -14,7 +14,7 @@ from .analysis.deterministic import SUMMARY_METRIC
 from .analysis.stats import Thresholds
 from .compare_format import markdown, num
 from .errors import ConfigError, SelectorError
-from .param_checks import check_thresholds
+from .plan.param_checks import check_thresholds
 from .store.reads import parse_selector
 
 DEFAULT_GATE = Path(__file__).resolve().parents[1] / "conf" / "gate" / "default.yaml"

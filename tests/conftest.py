@@ -20,7 +20,7 @@ def compose_conf():
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from orchestrator.schema import register_schemas
+    from orchestrator.cli.compose import register_schemas
 
     register_schemas()
     GlobalHydra.instance().clear()

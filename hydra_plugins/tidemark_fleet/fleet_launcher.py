@@ -1,9 +1,9 @@
 """`-m hydra/launcher=fleet`: hydra-submitit-launcher's Slurm launcher, with one Slurm job per
 sweep job on a node of the job's machine profile, and the jobs' bundles merged into the history
-by this process as the jobs end (orchestrator/fleet.py says how, and how builds reach nodes).
+by this process as the jobs end (orchestrator/run/fleet.py says how, and how builds reach nodes).
 
 Hydra code stays here (Hydra requires a launcher to live in the hydra_plugins package): what
-each job asks for and the collecting loop are in orchestrator/fleet.py, without Hydra.
+each job asks for and the collecting loop are in orchestrator/run/fleet.py, without Hydra.
 """
 # No `from __future__ import annotations`: Hydra's plugin scan runs this module outside
 # sys.modules, where dataclasses cannot resolve string annotations.
@@ -47,14 +47,14 @@ class FleetSlurmLauncher(SlurmLauncher):
 
     def __call__(self, *args: Any, **kwargs: Any) -> JobReturn:
         """On the node: the job knows its sweep, then runs as Hydra runs any job."""
-        from orchestrator import sweep_state
+        from orchestrator.run import sweep_state
 
         sweep_state.restore(self.sweep)
         return super().__call__(*args, **kwargs)
 
     def launch(self, job_overrides: Sequence[Sequence[str]],
                initial_job_idx: int) -> Sequence[JobReturn]:
-        from orchestrator import sweep_state
+        from orchestrator.run import sweep_state
         from orchestrator.errors import UserError
 
         try:
@@ -83,9 +83,9 @@ class FleetSlurmLauncher(SlurmLauncher):
         return executor
 
     def _submit_and_collect(self, job_overrides: Sequence[Sequence[str]], first: int) -> None:
-        from orchestrator import fleet, sweep_state
+        from orchestrator.run import fleet, sweep_state
         from orchestrator.errors import FleetError
-        from orchestrator.ingest import Ingestor
+        from orchestrator.history.ingest import Ingestor
 
         assert self.config is not None
         self.sweep = sweep_state.snapshot()
@@ -134,7 +134,7 @@ class FleetSlurmLauncher(SlurmLauncher):
         return jobs, None
 
     def _submit(self, num: int, overrides: List[str], place: Any, bundles: Path) -> Any:
-        from orchestrator.fleet import FleetJob
+        from orchestrator.run.fleet import FleetJob
 
         executor = self._executor()
         extra = dict(self.params.get("additional_parameters") or {})

@@ -11,8 +11,8 @@ from ..errors import ConfigError, EngineOutputError
 from ..record import HIGHER, LOWER, Histogram, Metric
 from .db_bench_histogram import HistogramBlock, block_percentiles, parse_histograms, percentile_label
 from .numbers import text_float, text_int
-from .validate import INT32_MAX
 from .results import ROW_OK, ParseRequest, ResultRow, ToolReport
+from .validate import INT32_MAX
 
 # `readrandom   :       4.399 micros/op ...`: both engines pad the name with %-12s.
 RESULT_LINE = re.compile(r"^(\w[\w\[\]\-]*)\s*:\s+([\d.]+) micros/op(.*)$")

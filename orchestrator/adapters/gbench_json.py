@@ -26,9 +26,9 @@ from typing import Any
 from ..errors import EngineOutputError
 from ..record import HIGHER, LOWER, Metric
 from .numbers import json_float
-from .validate import INT32_MAX, check_metric
 from .results import (ROW_FAILED, ROW_OK, ROW_SKIPPED, AggregateRow, ParseRequest, ResultRow,
                       ToolReport, finite_metrics, strip_threads)
+from .validate import INT32_MAX, check_metric
 
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 MIB = 1048576.0

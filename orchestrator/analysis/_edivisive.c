@@ -18,7 +18,7 @@
  * gathers and maxima around it as long again. They are numpy's own shuffles, draw for draw:
  * the same Fisher-Yates loop over the same bit generator, through numpy's public C interface
  * (numpy/random/bitgen.h, declared below as numpy documents it), and
- * tests/test_changepoints_reference.py compares them with Generator.permuted.
+ * tests/orchestrator/analysis/test_changepoints_reference.py compares them with Generator.permuted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

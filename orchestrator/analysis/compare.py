@@ -99,7 +99,7 @@ _SUMMARIZERS: list[Summarizer] = []
 @contextmanager
 def summarizing_with(summarize: Summarizer) -> Iterator[None]:
     """Within the block, unpaired comparisons take their samples' summary from `summarize`,
-    which answers as stats.summarize_samples does (the site's: reports/verdict_cache.py, the
+    which answers as stats.summarize_samples does (the site's: reports/data/verdict_cache.py, the
     answers of the last build for the same samples, and a record of what was asked)."""
     _SUMMARIZERS.append(summarize)
     try:

@@ -8,7 +8,7 @@ Two levels, one place:
   (`--allow-different`), and then it is still named.
 * **Named keys** (`NAMED_KEYS`) may differ between two runs of one series but are named on every
   comparison that crosses them: the engine version, compiler version, CMake flags, runner and
-  Tidemark version, and a planted point-read cost (orchestrator/planted.py). An engine upgrade is the comparison users care about most, so a new version
+  Tidemark version, and a planted point-read cost (orchestrator/build/planted.py). An engine upgrade is the comparison users care about most, so a new version
   with its own recipe's flags stays in the same series.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ U = max(U1, U2), and answers
 Its wrapper (axis and NaN policy: signature inspection, broadcasting) costs ten times the test
 on the few repetitions of a benchmark, and the site asks it a thousand times. `two_sided_p` runs
 the same scipy steps on two 1-D float samples; anything else (NaNs, integers) goes to
-`mannwhitneyu` itself. tests/test_stats_bit_identity.py pins the answers to scipy's, bit for bit.
+`mannwhitneyu` itself. tests/orchestrator/analysis/test_stats_bit_identity.py pins the answers to scipy's, bit for bit.
 
 The exact distribution is counted here, not by scipy: a benchmark's few repetitions rarely tie,
 so an incremental `tidemark site` whose new run's tests all take the exact path (a sample of at

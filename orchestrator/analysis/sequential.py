@@ -37,7 +37,7 @@ job (true centre 0: the sides are exchangeable within a round, so d is symmetric
 an interval clear of ±t, hence missing 0: probability ≤ alpha over the whole job, whenever it
 stops. Likewise a false "no change" when the true change is ≥ t needs an interval that misses
 it: ≤ alpha. Stopping early for time only removes looks. The price of the split is power per
-look; tests/test_sequential.py checks both the false-alarm rate (A/A, 2,000 simulated jobs) and
+look; tests/orchestrator/analysis/test_sequential.py checks both the false-alarm rate (A/A, 2,000 simulated jobs) and
 that a 5 % change at 2 % noise stops early and is called.
 """
 from __future__ import annotations

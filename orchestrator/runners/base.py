@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..adapters.results import StoredAggregate
-from ..plan import Step
+from ..plan.runplan import Step
 from ..record import Invocation
 from .context import RunContext
 

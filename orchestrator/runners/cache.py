@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..plan import Step
+from ..plan.runplan import Step
 from .context import RunContext
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")

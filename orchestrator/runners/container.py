@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..commands import exit_code_from_status
-from ..container_image import EXEC_PATH, VALGRIND_ENV
-from ..docker_client import ContainerSpec, ImageRef, container_labels, daemon_lost
-from ..execute import parse_cpu_list, utc_now
-from ..plan import PHASE_CALLGRIND, Step
+from ..build.container_image import EXEC_PATH, VALGRIND_ENV
+from ..machine.docker_client import ContainerSpec, ImageRef, container_labels, daemon_lost
+from ..machine.execute import parse_cpu_list, utc_now
+from ..machine.interference import CpuSample, interference, parse_proc_stat, sample_cpus
+from ..plan.runplan import PHASE_CALLGRIND, Step
 from ..record import ProcessResult
+from .commands import exit_code_from_status
 from .context import RunContext
-from .interference import CpuSample, interference, parse_proc_stat, sample_cpus
 from .process import wrapped_command
 
 PAGE_CACHE = "host: the data folder is bind-mounted; eviction and residency on the host's files"

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..build import Build
-from ..docker_client import ContainerSpec
-from ..plan import RunPlan, Step, series_identity
-from ..shield import ShieldCpusets
-from .interference import InterferencePolicy
+from ..build.engine import Build
+from ..machine.docker_client import ContainerSpec
+from ..machine.interference import InterferencePolicy
+from ..machine.shield import ShieldCpusets
+from ..plan.runplan import RunPlan, Step, series_identity
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class RunContext:
     counters: bool = False  # perf stat around each process
     cgroup_procs: tuple[Path, ...] = ()  # the engine joins these before exec
     harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
-    # The planted point-read cost (orchestrator/planted.py), recorded in every invocation's
+    # The planted point-read cost (orchestrator/build/planted.py), recorded in every invocation's
     # conditions; {} when the build has no planted patch.
     planted: dict[str, Any] = field(default_factory=dict)
     shield: ShieldCpusets | None = None  # the applied shield, read back after each process

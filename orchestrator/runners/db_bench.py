@@ -11,13 +11,13 @@ from typing import Any
 
 from ..adapters.registry import parse_db_bench_step, parse_output
 from ..adapters.results import ParseRequest, ResultRow
-from ..commands import engine_command
 from ..errors import EngineOutputError
-from ..plan import PHASE_CALLGRIND, Step
+from ..plan.runplan import PHASE_CALLGRIND, Step
 from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_OK, STATUS_PARSE_ERROR, Metric,
                       ProcessResult)
 from .base import StepOutcome
 from .cache import prepare_cache, verify_cache, written_data
+from .commands import engine_command
 from .context import RunContext, step_identity
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure

@@ -23,13 +23,13 @@ from typing import Any
 
 from ..adapters.registry import parse_output
 from ..adapters.results import ROW_FAILED, ROW_OK, ParseRequest, ResultRow, StoredAggregate, ToolReport
-from ..errors import EngineOutputError
-from ..gbench_command import gbench_command
 from ..analysis.identity import series_key
-from ..plan import Step
+from ..errors import EngineOutputError
+from ..plan.runplan import Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, STATUS_SKIPPED, ProcessResult
 from .base import StepOutcome
 from .context import RunContext, step_identity
+from .gbench_command import gbench_command
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
 

@@ -17,11 +17,11 @@ from typing import Any, Callable, Protocol, Sequence
 
 from ..adapters.results import StoredAggregate
 from ..errors import ConfigError, EngineOutputError, Interrupted
-from ..plan import PHASE_SETUP, Step
+from ..machine.interference import judge_attempt
+from ..plan.runplan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
 from .base import StepOutcome, StepRunner
 from .context import RunContext, step_identity
-from .interference import judge_attempt
 from .records import invocation_record, skipped_invocation
 from .select import step_runner
 

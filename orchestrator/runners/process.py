@@ -12,14 +12,14 @@ from ..adapters.callgrind import callgrind_command
 from ..adapters.perf_csv import perf_command
 from ..adapters.registry import parse_output
 from ..adapters.results import ParseRequest
-from ..commands import exit_code_from_status, record_exit_status
 from ..errors import EngineOutputError
-from ..execute import run_process
-from ..plan import PHASE_CALLGRIND, Step
+from ..machine.execute import run_process
+from ..machine.interference import interference, sample_cpus
+from ..machine.shield import shield_conditions
+from ..plan.runplan import PHASE_CALLGRIND, Step
 from ..record import Metric, ProcessResult
-from ..shield import shield_conditions
+from .commands import exit_code_from_status, record_exit_status
 from .context import RunContext
-from .interference import interference, sample_cpus
 
 
 # Where a step runner's process runs: run_wrapped_process here, run_in_container (container.py).

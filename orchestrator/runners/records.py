@@ -5,7 +5,7 @@ import signal
 from typing import Any
 
 from ..analysis.identity import series_key
-from ..plan import Step
+from ..plan.runplan import Step
 from ..record import (STATUS_FAILED, STATUS_SKIPPED, STATUS_TIMEOUT, Histogram, Invocation,
                       Metric, ProcessResult, TimeSeries)
 from .context import RunContext, step_identity

@@ -6,7 +6,7 @@ lines, cache states, adapters and invocation records.
 """
 from __future__ import annotations
 
-from ..plan import FORMAT_GBENCH, Step
+from ..plan.runplan import FORMAT_GBENCH, Step
 from .base import StepRunner
 from .container import run_in_container
 from .context import RunContext

@@ -1,5 +1,5 @@
 """What `tidemark run --resume` reads of a stored run (read-only): its record, its sweep and
-what it already measured (orchestrator/resume.py decides what is left)."""
+what it already measured (orchestrator/plan/resume.py decides what is left)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 
 from ..errors import SelectorError
-from ..resume import StoredInvocation
+from ..plan.resume import StoredInvocation
 from .reads import has_column, rejected_attempt_sql
 
 

@@ -137,7 +137,7 @@ MIGRATIONS.append((5, [
     "ALTER TABLE ab_pairs ADD COLUMN adaptive JSON",
 ]))
 
-# Resumable runs (orchestrator/resume.py): `sweep` names the `tidemark run -m` a run belongs to
+# Resumable runs (orchestrator/plan/resume.py): `sweep` names the `tidemark run -m` a run belongs to
 # (its id, its argv and the job's number), so `--resume` can finish the whole sweep; `resumes`
 # lists each `tidemark run --resume` of the run (when, what it kept, what it ran).
 MIGRATIONS.append((6, [
@@ -145,7 +145,7 @@ MIGRATIONS.append((6, [
     "ALTER TABLE runs ADD COLUMN resumes JSON",
 ]))
 
-# Run bundles (orchestrator/bundle.py, `tidemark ingest`): one row per merged bundle, keyed by
+# Run bundles (orchestrator/history/bundle.py, `tidemark ingest`): one row per merged bundle, keyed by
 # the sha256 of its manifest, so the same bundle twice adds nothing; which runs it brought,
 # from which host, and any check that failed softly (e.g. a build whose binary differs from the
 # one the history already has under the same build id) in `notes`.

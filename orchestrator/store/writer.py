@@ -15,12 +15,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
-from ..build import Build
+from ..adapters.results import StoredAggregate
+from ..analysis.identity import SERIES_KEYS
+from ..build.engine import Build
 from ..errors import StoreError
 from ..liveness import is_gone
-from ..analysis.identity import SERIES_KEYS
 from ..record import Invocation
-from ..adapters.results import StoredAggregate
 from .connection import backup, check_database, connect
 from .merge import BundleRow, already_merged, merge_bundle
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
@@ -28,7 +28,7 @@ from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_r
 
 @dataclass(frozen=True)
 class ImportBatch:
-    """One imported run (orchestrator.importer builds it); Store.add_import writes all or none."""
+    """One imported run (orchestrator.history.importer builds it); Store.add_import writes all or none."""
 
     sha256: str
     run: dict[str, Any]

@@ -1,6 +1,6 @@
 /* The Compare page: pick a baseline and a candidate run; the page shows the verdicts the
    analysis core gave that pair when the site was built (compare/<pair>.json, written by
-   reports/compare_site.py), never its own. The choice lives in the address
+   reports/build/compare_site.py), never its own. The choice lives in the address
    (#base=RUN&cand=RUN), so a comparison is a link. Every number links to its run. */
 (function () {
   "use strict";

@@ -77,7 +77,7 @@
 })();
 
 /* A point of a chart opens the run it came from: its customdata ends with the run page's href
-   (reports/charts.py), so every number on a chart links to the run that produced it. */
+   (reports/pages/charts.py), so every number on a chart links to the run that produced it. */
 (function () {
   "use strict";
 
@@ -94,7 +94,7 @@
   });
 })();
 
-/* A trend chart (reports/charts.py, `_trend_data`): per series a min–max band (two traces,
+/* A trend chart (reports/pages/charts.py, `_trend_data`): per series a min–max band (two traces,
    filled between) under the median line. The page holds each series' x, medians, mins and
    maxes once, and per point the positions of its run and anchor in the chart's tables; the
    traces and each point's hover data are made here, its customdata ending with the run page's

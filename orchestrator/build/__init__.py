@@ -1,0 +1,1 @@
+"""Build stage (side effects): engine builds into the keyed build cache, patches, the harness, images."""

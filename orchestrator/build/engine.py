@@ -1,0 +1,327 @@
+"""Build the engine from pinned source into a cache keyed by recipe + variant + compiler + flags.
+
+Side effects: apt-get source, git, cmake, ninja. The key and command lines are pure functions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import BuildError
+from ..plan.runplan import short_hash
+from ..plan.schema import BuildConf, EngineConf
+from .filelock import held
+from .patches import find_patches, patch_identity, patched_tree
+
+PROVENANCE_FILE = "provenance.json"
+ORIG_ONLY_MARKER = "ORIG_ONLY"  # in a Debian source's folder: built from the orig tarball alone
+NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Build:
+    """A finished engine build and where it came from."""
+
+    build_id: str
+    engine: str
+    version: str
+    variant: str
+    source_kind: str
+    source_package: str
+    source_version: str
+    source_dir: str
+    compiler: str
+    compiler_version: str
+    cmake_version: str
+    cmake_flags: tuple[str, ...]
+    build_seconds: float
+    binary_path: str
+    binary_sha256: str
+    linked_libraries: tuple[str, ...]
+    created_at: str
+    cached: bool = False  # True when this run reused the build without compiling
+    source_note: str = ""  # e.g. "Debian patches not applied" for an orig-tarball-only source
+    patches: tuple[tuple[str, str], ...] = ()  # our own patches applied: (name, sha256) in order
+    # Container images of this build (runner=docker; container_image.py): kind → tag, id, base.
+    # Added when a run builds or finds them; the store merges them into the build's provenance.
+    images: dict[str, Any] = field(default_factory=dict)
+
+
+def compiler_identity() -> tuple[str, str]:
+    """The C++ compiler CMake will pick (c++ on PATH) and its version line."""
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or "c++"
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise BuildError(f"no working C++ compiler ({cxx}: {exc}); run 'make setup'") from exc
+    return os.path.realpath(cxx), out.splitlines()[0].strip()
+
+
+def cmake_flags(engine: EngineConf, variant: BuildConf) -> list[str]:
+    """All -D flags of a build, engine's then variant's (pure)."""
+    flags = [f"-DCMAKE_BUILD_TYPE={variant.cmake_build_type}", *engine.cmake_flags,
+             *variant.cmake_flags]
+    if variant.cxx_flags:
+        flags += [f"-DCMAKE_CXX_FLAGS={variant.cxx_flags}", f"-DCMAKE_C_FLAGS={variant.cxx_flags}"]
+    return flags
+
+
+def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
+              patches: tuple[tuple[str, str], ...] = ()) -> str:
+    """Same recipe + variant + compiler + flags + patches ⇒ same key ⇒ the cached build is
+    reused (pure). `patches` is (name, sha256) per patch; an unpatched recipe keeps the key it
+    had before recipes could carry patches."""
+    recipe: dict[str, Any] = {"engine": engine.name, "version": engine.version,
+                              "source": asdict(engine.source), "target": engine.target,
+                              "flags": cmake_flags(engine, variant), "compiler": compiler_version}
+    if patches:
+        recipe["patches"] = [list(p) for p in patches]
+    return short_hash(recipe)
+
+
+def build_dir_name(engine: EngineConf, variant: BuildConf, key: str) -> str:
+    return f"{engine.name}-{engine.version}-{variant.name}-{key}"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def run_logged(argv: list[str], cwd: Path | None, log: Path, what: str,
+               env: dict | None = None) -> None:
+    """Run a build step with its output appended to log; BuildError naming the log on failure."""
+    with log.open("a") as fh:
+        fh.write(f"$ {' '.join(argv)}\n")
+        fh.flush()
+        proc = subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, env=env)
+    if proc.returncode != 0:
+        raise BuildError(f"{what} failed (exit {proc.returncode}); see {log}")
+
+
+def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
+    """apt-get source PACKAGE=VERSION into its own folder; returns the unpacked tree.
+
+    Where the mirror lacks a suite's Debian files (.dsc, .debian.tar) but has the upstream orig
+    tarball, the tree is the orig tarball alone and a marker records that no Debian patch applied.
+    """
+    src = engine.source
+    if not src.package or not src.package_version:
+        raise BuildError(f"engine {engine.name!r}: a debian source needs source.package and "
+                         f"source.package_version (e.g. rocksdb / 7.8.3-2)")
+    home = sources_dir / f"{src.package}_{src.package_version}"
+    tree = home / "src"
+    if (tree / "CMakeLists.txt").exists():
+        return tree
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / "fetch.log"
+    what = f"apt-get source {src.package}={src.package_version}"
+    # apt-get exits non-zero when any one file 404s, even though the others were downloaded.
+    _try_run(["apt-get", "source", "--download-only", "--only-source",
+              f"{src.package}={src.package_version}"], home, log)
+    if tree.exists():
+        shutil.rmtree(tree)
+    (home / ORIG_ONLY_MARKER).unlink(missing_ok=True)
+    dsc = next(home.glob(f"{src.package}_*.dsc"), None)
+    if dsc is not None and _try_run(["dpkg-source", "--no-check", "-x", dsc.name, "src"], home, log):
+        return tree
+    upstream = src.package_version.rsplit("-", 1)[0]
+    orig = next(home.glob(f"{src.package}_{upstream}.orig.tar.*"), None)
+    if orig is None:
+        raise BuildError(f"{what} gave neither a usable .dsc nor an orig tarball (is the deb-src "
+                         f"entry there? run 'make setup'); see {log}")
+    if tree.exists():
+        shutil.rmtree(tree)
+    tree.mkdir()
+    run_logged(["tar", "-xf", orig.name, "-C", "src", "--strip-components=1"], home, log,
+         f"unpacking {orig.name}")
+    (home / ORIG_ONLY_MARKER).write_text(f"{orig.name} unpacked alone; Debian patches not applied\n")
+    return tree
+
+
+def source_note(tree: Path) -> str:
+    """What differs from the recipe's full Debian source, for the provenance ('' when nothing)."""
+    marker = tree.parent / ORIG_ONLY_MARKER
+    return marker.read_text().strip() if marker.exists() else ""
+
+
+def _try_run(argv: list[str], cwd: Path, log: Path) -> bool:
+    with log.open("a") as fh:
+        fh.write(f"$ {' '.join(argv)}\n")
+        fh.flush()
+        return subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT).returncode == 0
+
+
+def fetch_git_source(engine: EngineConf, sources_dir: Path) -> Path:
+    src = engine.source
+    if not src.path or not src.ref:
+        raise BuildError(f"engine {engine.name!r}: a git source needs source.path and source.ref")
+    tree = sources_dir / f"git-{short_hash([src.path, src.ref])}"
+    log = sources_dir / f"{tree.name}.log"
+    if not (tree / ".git").exists():
+        run_logged(["git", "clone", "--quiet", src.path, str(tree)], sources_dir, log, f"git clone {src.path}")
+    run_logged(["git", "checkout", "--quiet", src.ref], tree, log, f"git checkout {src.ref}")
+    return tree
+
+
+def fetch_source(engine: EngineConf, sources_dir: Path) -> Path:
+    sources_dir.mkdir(parents=True, exist_ok=True)
+    kind = engine.source.kind
+    if kind == "debian":
+        return fetch_debian_source(engine, sources_dir)
+    if kind == "git":
+        return fetch_git_source(engine, sources_dir)
+    if kind == "local":
+        tree = Path(engine.source.path).expanduser()
+        if not (tree / "CMakeLists.txt").exists():
+            raise BuildError(f"engine.source.path={engine.source.path!r} has no CMakeLists.txt; "
+                             f"point it at the engine's checkout")
+        return tree
+    raise BuildError(f"engine.source.kind={kind!r}; use debian, git or local")
+
+
+def linked_libraries(binary: Path) -> tuple[str, ...]:
+    """Shared libraries the dynamic loader resolves for the binary (ldd), as sonames."""
+    try:
+        out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    except OSError:
+        return ()
+    return tuple(sorted({line.split()[0] for line in out.splitlines() if line.strip()}))
+
+
+def check_no_forbidden_libraries(binary: Path, libs: tuple[str, ...], forbidden: list[str]) -> None:
+    """A db_bench that loads a system copy of the engine measures the wrong library."""
+    bad = [lib for lib in libs if any(lib.startswith(f) for f in forbidden)]
+    if bad:
+        raise BuildError(f"{binary} loads {', '.join(bad)} instead of the library it was built "
+                         f"with; build it static (see conf/engine/)")
+
+
+def _compile(tree: Path, build_dir: Path, flags: list[str], target: str, jobs: int,
+             ccache_dir: Path, on_progress: ProgressFn | None) -> None:
+    log = build_dir / "build.log"
+    env = {**os.environ, "CCACHE_DIR": str(ccache_dir),
+           # Paths relative to the cache root make ccache hits survive a different build folder.
+           "CCACHE_BASEDIR": str(ccache_dir.parent)}
+    launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    if shutil.which("ccache") is None:
+        launcher = []
+    cmake_dir = build_dir / "build"
+    run_logged(["cmake", "-G", "Ninja", "-S", str(tree), "-B", str(cmake_dir), *flags, *launcher],
+         build_dir, log, "cmake configure", env)
+    argv = ["ninja", "-C", str(cmake_dir), f"-j{jobs}", target]
+    with log.open("a") as fh:
+        fh.write(f"$ {' '.join(argv)}\n")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            match = NINJA_PROGRESS.match(line)
+            if match and on_progress:
+                on_progress(int(match.group(1)), int(match.group(2)))
+        code = proc.wait()
+    if code != 0:
+        raise BuildError(f"ninja {target} failed (exit {code}); see {log}")
+
+
+def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> Any | None:
+    """The cached build record in the JSON file prov, or None when it is absent or its binary
+    changed behind our back (then it is not the build the provenance describes)."""
+    if not prov.exists():
+        return None
+    data = json.loads(prov.read_text())
+    for name in tuple_fields:
+        if name in data:  # lists of lists (patches) become tuples of tuples
+            data[name] = tuple(tuple(v) if isinstance(v, list) else v for v in data[name])
+    cached = record(**{**data, "cached": True})
+    binary = Path(cached.binary_path)
+    if not binary.exists() or sha256_file(binary) != cached.binary_sha256:
+        return None
+    return cached
+
+
+def _load_cached(build_dir: Path) -> Build | None:
+    return load_provenance(build_dir / PROVENANCE_FILE, Build,
+                           ("cmake_flags", "linked_libraries", "patches"))
+
+
+def cmake_version() -> str:
+    try:
+        out = subprocess.run(["cmake", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "not found"
+    return out.splitlines()[0].removeprefix("cmake version ").strip() if out else "not found"
+
+
+def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: int,
+                 on_progress: ProgressFn | None = None,
+                 say: Callable[[str], None] = print) -> Build:
+    """Return the cached build for this recipe + variant + compiler, building it if needed.
+
+    One build of a key at a time (a lock per build folder, another for fetching sources): a
+    second run needing the same build waits and then takes the finished one. The provenance
+    file is written last, so a folder without it is an interrupted build, removed and redone
+    under the lock. (It is built in place, not renamed from a temporary folder: CMake bakes
+    the folder's absolute path into the tree.)"""
+    compiler, compiler_version = compiler_identity()
+    patches = find_patches(engine.name, engine.patches)
+    key = build_key(engine, variant, compiler_version, patch_identity(patches))
+    build_dir = cache_dir / "builds" / build_dir_name(engine, variant, key)
+    cached = _load_cached(build_dir)
+    if cached is not None:
+        return cached
+    with held(build_dir.with_name(build_dir.name + ".lock"), f"another build of {build_dir.name}",
+              say):
+        cached = _load_cached(build_dir)  # built by the process we waited for
+        if cached is not None:
+            return cached
+        with held(cache_dir / "sources" / ".fetch.lock", "another fetch of engine sources", say):
+            fetched = fetch_source(engine, cache_dir / "sources")
+            tree = patched_tree(fetched, patches, cache_dir / "sources")
+        return _build_into(build_dir, engine, variant, key, (compiler, compiler_version),
+                           (fetched, tree, patches), jobs, cache_dir, on_progress)
+
+
+def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: str,
+                compiler_id: tuple[str, str], source: tuple[Path, Path, Any], jobs: int,
+                cache_dir: Path, on_progress: ProgressFn | None) -> Build:
+    compiler, compiler_version = compiler_id
+    fetched, tree, patches = source
+    if build_dir.exists():
+        shutil.rmtree(build_dir)  # a half-finished build: start clean
+    build_dir.mkdir(parents=True)
+    flags = cmake_flags(engine, variant)
+    started = time.monotonic()
+    _compile(tree, build_dir, flags, engine.target, jobs, cache_dir / "ccache", on_progress)
+    seconds = time.monotonic() - started
+    binary = build_dir / "build" / engine.binary
+    if not binary.exists():
+        raise BuildError(f"the build finished but {binary} does not exist; check engine.binary")
+    libs = linked_libraries(binary)
+    check_no_forbidden_libraries(binary, libs, engine.forbid_shared)
+    src = engine.source
+    build = Build(build_id=key, engine=engine.name, version=engine.version, variant=variant.name,
+                  source_kind=src.kind, source_package=src.package or src.path,
+                  source_version=src.package_version or src.ref, source_dir=str(tree),
+                  compiler=compiler, compiler_version=compiler_version,
+                  cmake_version=cmake_version(), cmake_flags=tuple(flags),
+                  build_seconds=round(seconds, 2), binary_path=str(binary),
+                  binary_sha256=sha256_file(binary), linked_libraries=libs,
+                  created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  source_note=source_note(fetched), patches=patch_identity(patches))
+    (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
+    return build

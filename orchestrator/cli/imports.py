@@ -1,0 +1,42 @@
+"""`tidemark import`: an existing result file added to the history as one run (thin wiring;
+the adapters read it, orchestrator/history/importer.py shapes it, the store writes it all or nothing)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+
+def import_command(argv: list[str], console: Console) -> None:
+    from ..adapters.registry import IMPORT_FORMATS
+    from ..history.importer import ImportMeta, check_date, read_import_file, store_import
+    from ..run.jobsetup import tidemark_sha
+    from ..store import Store
+
+    parser = argparse.ArgumentParser(prog="tidemark import",
+                                     description="Add an existing result file to history as one run.")
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
+    parser.add_argument("--map", default="", help="json_map config (YAML)")
+    for option in ("machine", "engine", "engine-version", "label", "workload"):
+        parser.add_argument(f"--{option}", default="")
+    parser.add_argument("--date", default="", help="ISO 8601; default: the file's own date or now")
+    parser.add_argument("--threads", type=int, default=1, help="db_bench logs: --threads of the run")
+    parser.add_argument("--db", type=Path, default=Path("results/tidemark.duckdb"))
+    args = parser.parse_args(argv)
+    meta = ImportMeta(fmt=args.format, source_path=str(args.file), sha256="",
+                      machine=args.machine, engine=args.engine, engine_version=args.engine_version,
+                      date=check_date(args.date) if args.date else "", label=args.label,
+                      workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
+    batch = read_import_file(args.file, meta, args.map, args.threads)
+    store = Store(args.db)
+    try:
+        run_id, added = store_import(store, batch)
+    finally:
+        store.close()
+    if not added:
+        console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
+        return
+    console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
+                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)

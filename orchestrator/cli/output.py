@@ -1,0 +1,18 @@
+"""What the command prints: one console for every subcommand, and the one place a UserError
+is printed (once, as one line) before the command exits with its code."""
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from ..errors import UserError
+
+# Logs and CI output are not terminals: give tables room instead of rich's 80-column default.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+
+
+def print_error_and_exit(exc: UserError) -> None:
+    console.file.flush()
+    print(f"tidemark: error: {exc}", file=sys.stderr)
+    raise SystemExit(exc.exit_code)

@@ -1,0 +1,57 @@
+"""Input ranges and engine/option combinations (pure), checked when a run is planned, so a bad
+value fails in one line before anything is built, stored or run."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import ConfigError
+
+# At least 1: a count of keys, bytes or operations that db_bench needs to do anything.
+POSITIVE_PARAMS = ("num", "value_size", "key_size", "reads", "duration", "report_interval_seconds")
+COMPRESSIONS = {
+    # LevelDB's db_bench has no compression flag: the build compresses with Snappy when found.
+    "leveldb": ("snappy",),
+    "rocksdb": ("none", "snappy", "lz4", "zstd", "zlib", "bzip2"),
+}
+INT32_MAX = 2**31 - 1  # db_bench's flags and the store's INTEGER columns
+
+
+def check_params(engine: str, workload: str, params: Mapping[str, Any]) -> None:
+    """Every param in range, and the compression one the engine has."""
+    where = f"workload {workload!r}"
+    for name in POSITIVE_PARAMS:
+        value = params.get(name)
+        if value is not None and not 1 <= value <= 2**62:
+            raise ConfigError(f"workload.params.{name}={value} for {where}; use a whole number "
+                              f"of at least 1")
+    if params.get("cache_size", 0) < 0:
+        raise ConfigError(f"workload.params.cache_size={params['cache_size']} for {where}; use "
+                          f"0 or more bytes")
+    allowed = COMPRESSIONS.get(engine)
+    if allowed and params.get("compression") not in allowed:
+        raise ConfigError(f"{engine} cannot use compression={params.get('compression')!r} "
+                          f"({where}); set workload.params.compression to one of "
+                          f"{', '.join(allowed)}")
+
+
+def check_counts(threads: int, repetitions: int, warmups: int, timeout_s: float) -> None:
+    """The run's counts: threads and repetitions at least 1, warm-ups 0 or more, a timeout."""
+    if not 1 <= threads <= 4096:
+        raise ConfigError(f"threads={threads}; use 1 to 4096")
+    if not 1 <= repetitions <= 100_000:
+        raise ConfigError(f"repetitions={repetitions}; use 1 or more")
+    if not 0 <= warmups <= 100_000:
+        raise ConfigError(f"warmups={warmups}; use 0 or more")
+    if not timeout_s > 0:
+        raise ConfigError(f"timeout_s={timeout_s:g}; use a positive number of seconds")
+
+
+def check_thresholds(alpha: float, min_effect: float, noise_k: float,
+                     unmeasured_noise: float) -> None:
+    """The gate's thresholds: a probability in (0, 1) and non-negative effects."""
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha={alpha:g}; use a probability between 0 and 1, e.g. 0.05")
+    for name, value in (("min_effect", min_effect), ("noise_k", noise_k),
+                        ("unmeasured_noise", unmeasured_noise)):
+        if not value >= 0:
+            raise ConfigError(f"{name}={value:g}; use 0 or more (e.g. min_effect=0.02 for 2 %)")
