@@ -1,5 +1,5 @@
 """`tidemark machine check|tune|reset` (thin wiring over system_check, shield and the docker
-leftovers); `compose_conf` is the CLI's, so only cli.py touches Hydra."""
+leftovers); `compose_conf` is cli/compose.py's, so only the CLI touches Hydra."""
 from __future__ import annotations
 
 import argparse

@@ -1,6 +1,7 @@
 """Arguments of `tidemark compare`, `tidemark gate` and `tidemark ab` (thin wiring only).
 
-cli.py registers these; `ab` receives cli.py's Hydra composer, the only place Hydra is used.
+cli/main.py dispatches to these; `ab` receives cli/compose.py's Hydra composer, the only place
+Hydra is used.
 """
 from __future__ import annotations
 

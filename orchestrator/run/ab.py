@@ -6,8 +6,8 @@ ab_schedule.py, the analysis of each design in analysis.paired, so a slow drift 
 (another tenant, heat, a background job) hits both sides of a round alike. With --adaptive the
 job runs one round at a time and asks the analysis core (analysis.sequential) whether another
 is needed. Each side is a normal run in the store (its own run id, build, data directory); the
-ab_pairs table links them and records the design. cli.py composes both configs with Hydra and
-hands the dataclasses here.
+ab_pairs table links them and records the design. the CLI (cli/compose.py) composes both configs with
+Hydra and hands the dataclasses here.
 """
 from __future__ import annotations
 

@@ -12,22 +12,15 @@ from markupsafe import Markup
 
 from ..data.comparisons import SiteVerdicts
 from ..pages import charts
-from ..pages.analysis_pages import latest_refresh_page, percentiles_page
-from ..pages.conditions import cache_states_page, scaling_page
-from ..pages.config_pages import Configs, matrix_page, methodology_context
+from ..pages.catalog import ANALYSIS, EARLY, MACHINES, PAGES, VERDICTS, PageInputs
+from ..pages.config_pages import Configs, methodology_context
 from ..pages.dashboard import home_page
-from ..pages.fleet_page import fleet_page
 from ..pages.format import date, nav_title, slug
-from ..pages.gate_page import gate_page
-from ..pages.history_pages import history_page
 from ..pages.machine_pages import machine_href, machine_page, machines_index
 from ..pages.noise_table import noise_table
 from ..pages.point_groups import PointGroups
 from ..pages.shared import runs_index
-from ..pages.summary_page import PointLookup, summary_page
-from ..pages.sustained_page import sustained_page
 from ..pages.tables import Page, Table
-from ..pages.variant_pages import sweeps_page, variants_page
 from ..pages.workload_page import workload_page
 from . import forked, render, slots
 from .run_site import FOLDER as RUNS_FOLDER, exclude_from_mkdocs
@@ -105,71 +98,33 @@ def _write_machines(env: jinja2.Environment, docs: Path, results: Results) -> li
     return nav
 
 
-def _compared_runs(verdicts: SiteVerdicts) -> set[str]:
-    return {run for c in [verdicts.previous, verdicts.against_baseline] if c
-            for run in (c.cand, c.base) if run} | ({verdicts.gate.report.base["run_id"]}
-                                                   if verdicts.gate else set())
+def _write_listed(env: jinja2.Environment, docs: Path, inputs: PageInputs,
+                  process: str) -> dict[str, dict[str, str]]:
+    """Every page of pages/catalog.PAGES that `process` writes, in list order; their nav
+    entries by path."""
+    return {page.path: _write_sections(env, docs, page.path, page.build(inputs))
+            for page in PAGES if page.process == process}
 
 
-def _write_history_pages(env: jinja2.Environment, docs: Path, results: Results,
-                         configs: Configs) -> tuple[dict[str, str], dict[str, str]]:
-    """The latest refresh and historical comparisons pages (points and runs: no verdicts);
-    their nav entries."""
-    points = results.points
-    notes = {name: [str(n) for n in conf.get("notes") or []]
-             for name, conf in configs.workloads.items()}
-    return (_write_sections(env, docs, "latest.md",
-                            latest_refresh_page(points, results.runs, notes)),
-            _write_sections(env, docs, "history.md",
-                            history_page(results.runs, points, configs.instrumented)))
+def _listed_nav(written: dict[str, dict[str, str]], section: str) -> list[dict[str, str]]:
+    """The nav entries of a section's listed pages, in list order."""
+    return [written[page.path] for page in PAGES if page.nav == section]
 
 
-def _write_verdict_pages(env: jinja2.Environment, docs: Path,
-                         results: Results) -> tuple[dict[str, str], dict[str, str]]:
-    """The summary and gate pages; their nav entries."""
-    points = results.points
-    lookup = PointLookup(points[points["run_id"].isin(_compared_runs(results.verdicts))])
-    return (_write_sections(env, docs, "summary.md",
-                            summary_page(results.runs, results.verdicts, lookup)),
-            _write_sections(env, docs, "gate.md", gate_page(results.runs, results.verdicts, lookup)))
-
-
-def _write_analysis(env: jinja2.Environment, docs: Path, results: Results,
-                    groups: PointGroups) -> list[Any]:
-    """The analysis pages (no verdicts, only points: in a forked child); their nav entries."""
-    points = results.points
-    return [
-        _write_sections(env, docs, "percentiles.md", percentiles_page(points)),
-        _write_sections(env, docs, "cache-states.md", cache_states_page(points, groups)),
-        _write_sections(env, docs, "scaling.md", scaling_page(points, groups)),
-        _write_sections(env, docs, "sustained.md", sustained_page(results.windows,
-                                                                 results.intervals)),
-        _write_sections(env, docs, "sweeps.md", sweeps_page(points, groups)),
-        _write_sections(env, docs, "variants.md", variants_page(points, groups)),
-    ]
-
-
-def _write_reference(env: jinja2.Environment, docs: Path, results: Results,
-                     configs: Configs) -> list[Any]:
+def _write_methodology(env: jinja2.Environment, docs: Path, results: Results,
+                       configs: Configs) -> None:
     noise = noise_table(results.points, results.aa_pairs, results.gate.thresholds, "")
     render.write_page(env, "methodology.md.j2", docs / "methodology.md",
                       **methodology_context(configs, noise, results.gate))
-    measured = set(results.points["workload"].unique()) if len(results.points) else set()
-    nav: list[Any] = [{"Methodology": "methodology.md"},
-                      _write_sections(env, docs, "matrix.md", matrix_page(configs, measured))]
-    if (docs / "power.md").is_file():  # written by hand from the statistics benchmark
-        nav.append({"Statistical power": "power.md"})
-    return nav
 
 
-def _write_machines_fleet_reference(env: jinja2.Environment, docs: Path, results: Results,
-                                    configs: Configs, groups: PointGroups
-                                    ) -> tuple[list[Any], dict[str, str], list[Any]]:
-    """The machine pages, the fleet page and the reference pages; their nav entries."""
-    fleet_nav = _write_sections(env, docs, "fleet/index.md",
-                                fleet_page(results.points, results.runs, groups))
-    return (_write_machines(env, docs, results), fleet_nav,
-            _write_reference(env, docs, results, configs))
+def _write_machines_and_listed(env: jinja2.Environment, docs: Path, inputs: PageInputs
+                               ) -> tuple[list[Any], dict[str, dict[str, str]]]:
+    """The machine pages, the methodology and the listed MACHINES pages (the fleet and matrix
+    pages); their nav entries."""
+    listed = _write_listed(env, docs, inputs, MACHINES)
+    _write_methodology(env, docs, inputs.results, inputs.configs)
+    return _write_machines(env, docs, inputs.results), listed
 
 
 def header_facts(runs: pd.DataFrame, generated: datetime) -> dict[str, str]:
@@ -188,31 +143,35 @@ def write_pages(out: Path, docs: Path, fragments: Path, results: Results, config
     (started earlier) and gives their nav entries."""
     # 2 cores: the analysis pages in a forked child, the statistics pages in another.
     slots_under = (docs, fragments)  # tables and charts: HTML in slots, not Markdown
-    groups = PointGroups(results.points)  # the identity columns hashed once, for both children
-    analysis_nav = forked.start(lambda: _write_analysis(render.environment(slots_under), docs,
-                                                        results, groups),
+    # The identity columns hashed once, for both children.
+    inputs = PageInputs(results, configs, PointGroups(results.points))
+    analysis_nav = forked.start(lambda: _write_listed(render.environment(slots_under), docs,
+                                                      inputs, ANALYSIS),
                                 "tidemark-analysis-pages")
     # And the machine, fleet and reference pages in a third: this process has the verdicts'
     # pages, and the Markdown is done when the slowest of the three is.
-    machines_nav = forked.start(lambda: _write_machines_fleet_reference(
-        render.environment(slots_under), docs, results, configs, groups),
-        "tidemark-machine-pages")
+    machines_nav = forked.start(lambda: _write_machines_and_listed(
+        render.environment(slots_under), docs, inputs), "tidemark-machine-pages")
     env = render.environment(slots_under)
     # First the pages that need no verdicts, while their child reads them; then the workload
     # pages, whose charts' child can start the sooner.
     _write_runs_index(env, docs, results.runs)
-    latest_nav, history_nav = _write_history_pages(env, docs, results, configs)
+    written = _write_listed(env, docs, inputs, EARLY)
     workload_nav, trends_drawn = _write_workloads(env, docs, fragments, results, configs)
     _write_home(env, docs, fragments, results)
-    summary_nav, gate_nav = _write_verdict_pages(env, docs, results)
+    written |= _write_listed(env, docs, inputs, VERDICTS)
     tools_nav = write_tool_pages(env, docs, results.gate)
-    machine_nav, fleet_nav, reference_nav = machines_nav()
+    machine_nav, machines_listed = machines_nav()
+    written |= analysis_nav() | machines_listed
     nav: list[Any] = [{"Home": "index.md"},
-                      {"Summary": [summary_nav, latest_nav, history_nav, gate_nav]},
-                      {"Analysis": analysis_nav()}]
+                      {"Summary": _listed_nav(written, "Summary")},
+                      {"Analysis": _listed_nav(written, "Analysis")}]
     if workload_nav:
         nav.append({"Workloads": workload_nav})
-    nav += [{"Machines": machine_nav}, fleet_nav, {"Runs": "runs/index.md"},
+    reference_nav = [{"Methodology": "methodology.md"}, *_listed_nav(written, "Reference")]
+    if (docs / "power.md").is_file():  # written by hand from the statistics benchmark
+        reference_nav.append({"Statistical power": "power.md"})
+    nav += [{"Machines": machine_nav}, *_listed_nav(written, ""), {"Runs": "runs/index.md"},
             {"Statistics": stats_nav(results.verdicts)}, {"Tools": tools_nav},
             {"Reference": reference_nav}]
     return render.write_config(out, BASE_CONFIG, nav, header_facts(results.runs, generated),
