@@ -44,9 +44,11 @@ test: setup
 test-fast: venv
 	$(PY) -m pytest -q -m "not engine and not browser"
 
-# Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json).
+# Time `tidemark site` on a synthetic history of 1,000 runs × 200 series (benchmarks/site_speed.json);
+# SITE_RUNS=1000,10000 measures the 10,000-run history too (its generation takes about 20 minutes).
+SITE_RUNS ?= 1000
 site-bench: venv
-	$(PY) benchmarks/site_speed.py
+	$(PY) benchmarks/site_speed.py --runs $(SITE_RUNS)
 
 # What the Compare, Downloads and SQL tools add to `tidemark site` on the same synthetic history
 # (benchmarks/site_tools_cost.json).

@@ -1,5 +1,8 @@
 """Time `tidemark site` on a synthetic history (a benchmark, not a test): a full build into a
 fresh folder, then the incremental case, a rebuild into the same folder after one run was added.
+Each size of history given with --runs (1,000 by default; the issue's scale goal is 10,000) is
+measured the same way: wall and CPU seconds, the memory the build held at its peak, and the size
+of the published site (what a static host such as GitHub Pages would be given).
 
 Builds the history with synthetic_history.py when the DB is missing, copies it (the history
 stays as generated, so the figures can be measured again), runs `tidemark site` on the copy
@@ -13,7 +16,13 @@ forked page workers) go to benchmarks/site_speed.json, which the methodology pag
 README show. CPU seconds say what a build costs when the machine is shared; wall-clock figures
 are for a quiet machine.
 
-    .venv/bin/python benchmarks/site_speed.py [--db build/synthetic.duckdb] [--out build/synthetic-site]
+Memory: `peak_rss_mb` is the largest resident set of one process of the build (the kernel's
+ru_maxrss of its descendants); `peak_tree_rss_mb` the largest sum of the resident sets of the
+build's processes, sampled every 0.2 s (pages a forked child shares with its parent are counted
+in both, so this overstates what the build needs). The 1,000-run figures are the file's top
+level (the methodology page shows them); other sizes go under `scale`, keyed by run count.
+
+    .venv/bin/python benchmarks/site_speed.py [--runs 1000,10000]
 """
 from __future__ import annotations
 
@@ -31,6 +40,7 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "benchmarks" / "site_speed.json"
@@ -47,13 +57,47 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _tree_rss(root: psutil.Process) -> int:
+    total = 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:  # ended between the listing and the read
+            pass
+    return total
+
+
+# The largest resident set among a command's descendants (ru_maxrss, KiB), read in a fresh
+# process per command: RUSAGE_CHILDREN keeps the maximum of every child a process ever waited.
+_MAXRSS = ("import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:]).returncode; "
+           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+           "sys.exit(rc)")
+
+
 def timed(argv: list[str]) -> dict[str, object]:
-    """Wall and CPU seconds of one command (and its descendants), and its stdout."""
+    """Wall and CPU seconds of one command (and its descendants), its peak memory (largest
+    process, and the largest sum over its processes sampled every 0.2 s), and its stdout."""
     cpu, began = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          text=True)
+    proc = subprocess.Popen([sys.executable, "-c", _MAXRSS, *argv], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    root, tree_peak = psutil.Process(proc.pid), 0
+    while proc.poll() is None:
+        tree_peak = max(tree_peak, _tree_rss(root))
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, argv, out, err)
+    maxrss_kib = int(err.strip().splitlines()[-1])
     return {"seconds": round(time.perf_counter() - began, 1),
-            "cpu_seconds": round(_children_cpu() - cpu, 1), "output": proc.stdout}
+            "cpu_seconds": round(_children_cpu() - cpu, 1), "output": out,
+            "peak_rss_mb": round(maxrss_kib / 1024), "peak_tree_rss_mb": round(tree_peak / 2**20)}
+
+
+def site_size(site_dir: Path) -> dict[str, int]:
+    """The published site: its files and their bytes, each file counted (a host is given every
+    file, hard links or not)."""
+    files = [p for p in site_dir.rglob("*") if p.is_file()]
+    return {"site_files": len(files), "site_mb": round(sum(p.stat().st_size for p in files) / 1e6)}
 
 
 def phases(output: str) -> dict[str, float]:
@@ -86,6 +130,7 @@ def site(db: Path, out: Path) -> dict[str, object]:
                     "--out", str(out)])
     rebuilt = re.search(r"(\d+) of \d+ run pages rebuilt", str(result["output"]))
     return {"seconds": result["seconds"], "cpu_seconds": result["cpu_seconds"],
+            "peak_rss_mb": result["peak_rss_mb"], "peak_tree_rss_mb": result["peak_tree_rss_mb"],
             "phases": phases(str(result["output"])),
             "run_pages_rebuilt": int(rebuilt.group(1)) if rebuilt else None}
 
@@ -96,43 +141,61 @@ def _median_build(builds: list[dict[str, object]]) -> dict[str, object]:
     return sorted(builds, key=lambda build: build["seconds"])[len(builds) // 2]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, default=REPO / "build" / "synthetic.duckdb")
-    parser.add_argument("--out", type=Path, default=REPO / "build" / "synthetic-site")
-    args = parser.parse_args()
-    if not args.db.exists():
+def measure(db: Path, out: Path, runs: int) -> dict[str, object]:
+    """One history size: a full build into a fresh --out, INCREMENTAL_BUILDS builds each after
+    one added run, MkDocs alone; the history at `db` is generated first when missing."""
+    if not db.exists():
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "synthetic_history.py"),
-                        str(args.db)], check=True)
+                        str(db), "--runs", str(runs)], check=True)
     load = os.getloadavg()[0]
-    work = args.out.with_name(args.out.name + ".duckdb")  # the copy that gains a run
-    shutil.copyfile(args.db, work)
+    work = out.with_name(out.name + ".duckdb")  # the copy that gains a run
+    shutil.copyfile(db, work)
     # A history generated by an older Tidemark: migrate it now, not in add_run, or the
-    # migration (new columns in every run's row) would pass for a change to all 1,000 runs.
+    # migration (new columns in every run's row) would pass for a change to all its runs.
     Store(work).close()
-    shutil.rmtree(args.out, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
     try:
         figures = {**counts(work), "load_average_before": round(load, 2)}
-        full = site(work, args.out)
+        full = site(work, out)
+        size = site_size(out / "site")
         incremental = []
         for _ in range(INCREMENTAL_BUILDS):
             added = add_run(work)
-            incremental.append({**site(work, args.out), "added_run": added})
+            incremental.append({**site(work, out), "added_run": added})
         # MkDocs alone, into its own folder: rebuilding out/site would undo the run pages.
-        alone = args.out / "mkdocs-alone"
+        alone = out / "mkdocs-alone"
         mkdocs = timed([sys.executable, "-m", "mkdocs", "build", "-q", "-f",
-                        str(args.out / "mkdocs.yml"), "-d", str(alone.resolve())])
+                        str(out / "mkdocs.yml"), "-d", str(alone.resolve())])
         shutil.rmtree(alone, ignore_errors=True)
     finally:
         work.unlink(missing_ok=True)
     figures.update({"seconds": full["seconds"], "cpu_seconds": full["cpu_seconds"],
+                    "peak_rss_mb": full["peak_rss_mb"],
+                    "peak_tree_rss_mb": full["peak_tree_rss_mb"], **size,
                     "phases": full["phases"], "run_pages_rebuilt": full["run_pages_rebuilt"],
                     "incremental": {**_median_build(incremental), "builds": incremental},
                     "mkdocs_seconds": mkdocs["seconds"],
                     "machine": f"{cpu_model()}, {os.cpu_count()} logical CPUs (shared)",
                     "date": date.today().isoformat()})
-    RESULT.write_text(json.dumps(figures, indent=2) + "\n")
-    print(json.dumps(figures, indent=2))
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", default="1000",
+                        help="history sizes, comma-separated (e.g. 1000,10000)")
+    args = parser.parse_args()
+    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    for runs in (int(n) for n in args.runs.split(",")):
+        suffix = "" if runs == 1000 else f"-{runs}"  # the 1,000-run paths as they always were
+        figures = measure(REPO / "build" / f"synthetic{suffix}.duckdb",
+                          REPO / "build" / f"synthetic-site{suffix}", runs)
+        if runs == 1000:
+            result = {**figures, "scale": result.get("scale", {})}
+        else:
+            result.setdefault("scale", {})[str(runs)] = figures
+        RESULT.write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def _load_group(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def load_configs(conf_dir: Path, site_speed_file: Path) -> Configs:
-    speed = {"note": "", "phases": {}, "incremental": None,
+    speed = {"note": "", "phases": {}, "incremental": None, "scale": {},
              **json.loads(site_speed_file.read_text())} \
         if site_speed_file.is_file() else None
     return Configs(_load_group(conf_dir / "workload"), _load_group(conf_dir / "cache"),
