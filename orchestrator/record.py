@@ -56,7 +56,7 @@ class ProcessResult:
     cgroups: tuple[str, ...] = ()  # membership read back from /proc/<pid>/cgroup
     wrapped_argv: tuple[str, ...] = ()  # what actually ran when a wrapper (perf, valgrind) was used
     involuntary_switches: int | None = None  # rusage ru_nivcsw: the scheduler took the CPU away
-    interference: dict[str, Any] = field(default_factory=dict)  # runners/interference.py
+    interference: dict[str, Any] = field(default_factory=dict)  # machine/interference.py
     oom_killed: bool = False  # the container's memory limit killed it (docker State.OOMKilled)
     container: dict[str, Any] = field(default_factory=dict)  # runners/container.py: achieved
 

@@ -1,5 +1,6 @@
-"""Hydra, used here only: the configs under conf/ composed onto the schemas (plan/schema.py),
-every sweep value checked before anything runs, and Hydra's errors as one line."""
+"""Hydra's composition: the configs under conf/ composed onto the schemas (plan/schema.py),
+every sweep value checked before anything runs, and Hydra's errors as one line. The CLI is the
+only user of Hydra: here, and Hydra's app in run.py."""
 from __future__ import annotations
 
 import dataclasses

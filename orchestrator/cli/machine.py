@@ -1,18 +1,17 @@
 """`tidemark machine check|tune|reset` (thin wiring over system_check, shield and the docker
-leftovers); `compose_conf` is cli/compose.py's, so only the CLI touches Hydra."""
+leftovers); the profile is composed by cli/compose.py."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
 
 from rich.console import Console
 
 
-def machine_command(argv: list[str], compose_conf: Callable[[list[str]], tuple[Any, dict]],
-                    console: Console) -> None:
+def machine_command(argv: list[str], console: Console) -> None:
     from rich.table import Table
 
     from ..machine import shield, system_check
+    from .compose import compose_conf
 
     parser = argparse.ArgumentParser(prog="tidemark machine", description=(
         "check: is this machine ready to benchmark (ok / not ok / not available here, with the "

@@ -1,6 +1,6 @@
 """The `tidemark` command: which subcommand runs (each lives in a module of its own here, imported
-when it runs, so `tidemark site` never imports Hydra), and the one place a UserError (or a damaged
-results DB) is printed, once, as one line."""
+when it runs, so `tidemark site` never imports Hydra); a UserError (or a damaged results DB) a
+command raises is printed here, once, as one line, by output.print_error_and_exit."""
 from __future__ import annotations
 
 import contextlib
@@ -17,31 +17,25 @@ from ..store.connection import OPENED, damage_error, is_damage
 from .output import console, print_error_and_exit
 
 
-def _delegate(module: str, name: str, takes: str = "console"):  # type: ignore[no-untyped-def]
-    """The command `name` of the module `module` here, imported when it runs. `takes` what it
-    needs besides argv: "" nothing, "console", or "composer" (the console and cli.compose's
-    composer: Hydra is imported only for the commands that compose a config)."""
+def _delegate(module: str, name: str, with_console: bool = True):  # type: ignore[no-untyped-def]
+    """The command `name` of the module `module` here, imported when it runs (so Hydra is
+    imported only by the commands that compose a config), given argv and the console."""
     def command(argv: list[str]) -> None:
         run = getattr(importlib.import_module(f".{module}", __package__), name)
-        if takes == "composer":
-            from .compose import compose_conf
-
-            run(argv, compose_conf, console)
-        else:
-            run(argv, *([console] if takes else []))
+        run(argv, *([console] if with_console else []))
     return command
 
 
-COMMANDS = {"run": _delegate("run", "run_command", ""),
-            "site": _delegate("site", "site_command", ""),
+COMMANDS = {"run": _delegate("run", "run_command", with_console=False),
+            "site": _delegate("site", "site_command", with_console=False),
             "import": _delegate("imports", "import_command"),
             "label": _delegate("label", "label_command"),
             "note": _delegate("label", "note_command"),
             "db": _delegate("db", "db_command"), "ingest": _delegate("ingest", "ingest_command"),
-            "machine": _delegate("machine", "machine_command", "composer"),
+            "machine": _delegate("machine", "machine_command"),
             "compare": _delegate("stats", "compare_command"),
             "gate": _delegate("stats", "gate_command"),
-            "ab": _delegate("stats", "ab_command", "composer")}
+            "ab": _delegate("stats", "ab_command")}
 
 
 def _exit_without_teardown() -> None:
@@ -67,7 +61,9 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
               f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
-              f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]",
+              f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]\n"
+              f"  tidemark compare BASE CAND | gate [--baseline RUN] | ab --a ... --b ... -- "
+              f"OVERRIDES   (--help on each)",
               file=sys.stderr)
         raise SystemExit(2)
     fast_exit = as_program and argv[0] == "site"

@@ -1,5 +1,6 @@
-"""What the command prints: one console for every subcommand, and the one place a UserError
-is printed (once, as one line) before the command exits with its code."""
+"""What the command prints: one console for every subcommand, and the one printer of a
+UserError (once, as one line, then the exit with its code), called by main.py and, inside a
+Hydra job, by run.py."""
 from __future__ import annotations
 
 import sys

@@ -1,14 +1,13 @@
 """Arguments of `tidemark compare`, `tidemark gate` and `tidemark ab` (thin wiring only).
 
-cli/main.py dispatches to these; `ab` receives cli/compose.py's Hydra composer, the only place
-Hydra is used.
+cli/main.py dispatches to these; `ab` composes both sides' configs with cli/compose.py.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
 
@@ -19,7 +18,6 @@ from ..plan.param_checks import check_thresholds
 from ..store import connect
 from ..store.reads import resolve_run
 
-ComposeFn = Callable[[list[str]], tuple[Any, dict[str, Any]]]  # overrides → (TidemarkConf, dict)
 DEFAULT_DB = "results/tidemark.duckdb"
 
 
@@ -200,11 +198,12 @@ def ab_options(args: argparse.Namespace, thresholds: Thresholds, metrics: tuple[
                      duet_cpus=tuple(args.duet_cpus), metrics=metrics, thresholds=thresholds)
 
 
-def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
-    from ..run.ab import Side, run_ab
+def ab_command(argv: list[str], console: Console) -> None:
     from ..analysis.paired import PAIRED_DESIGNS, min_pairs
+    from ..run.ab import Side, run_ab
     from ..signals import signals_interrupt
     from ..verdicts import compare_runs
+    from .compose import compose_conf
 
     args, shared = split_ab_args(argv)
     gate_conf = _gate_conf(args)  # a bad config fails before running
@@ -216,7 +215,7 @@ def ab_command(argv: list[str], compose: ComposeFn, console: Console) -> None:
     sides = []
     for name, own in (("a", args.a), ("b", args.b)):
         overrides = [*shared, *own]
-        conf, config = compose(overrides)
+        conf, config = compose_conf(overrides)
         sides.append(Side(name, conf, overrides, config))
     rounds, least = sides[0].conf.repetitions, min_pairs(thresholds.alpha)
     if options.design in PAIRED_DESIGNS and not options.adaptive and rounds < least:

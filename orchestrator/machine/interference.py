@@ -1,4 +1,4 @@
-"""Interference measured per invocation, as cache residency is (cache.py): how much of the
+"""Interference measured per invocation, as cache residency is (runners/cache.py): how much of the
 benchmark CPUs' time other tasks got while the engine ran, and what the policy does about it.
 
 Two samples of /proc/stat bracket the process (per-CPU times in USER_HZ ticks); wait4 gives the

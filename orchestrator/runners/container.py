@@ -8,7 +8,7 @@ is Tidemark's exec helper (docker/tidemark-exec.c): it reads the limits back ins
 container, runs the engine with stdout/stderr straight to the log files, and reports the
 engine's wall time and rusage in `<stem>.exec.json`. The container is removed whatever happens
 (crash, OOM kill, timeout, Ctrl-C or SIGTERM unwinding through here); a run killed outright
-leaves it labelled for the next run or `tidemark machine reset` (docker_client.py).
+leaves it labelled for the next run or `tidemark machine reset` (machine/docker_client.py).
 
 The page cache is the host's: cache.py evicts and measures residency on the host's data files
 before the container starts, exactly as for the host runner, and the record says so.

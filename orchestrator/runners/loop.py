@@ -6,7 +6,7 @@ contexts (one per side), as groups: a duet round is a group of two steps run at 
 a point after its setup failed (per context), renumbers the rows of a multi-row step so sequence numbers stay
 unique within each run, and stores every invocation as soon as its step ends, so a crash, a
 hang or Ctrl-C later loses nothing already measured. A step runner that raises is a failed
-record with the reason, never the end of the loop. The interference policy (interference.py)
+record with the reason, never the end of the loop. The interference policy (machine/interference.py)
 may run a measured step again; every attempt is a record.
 """
 from __future__ import annotations

@@ -42,7 +42,7 @@ _MEASURED_OK = f"i.phase IN {_SAMPLE_PHASES} AND i.status = 'ok'"
 
 def rejected_attempt_sql(alias: str = "") -> str:
     """SQL true for an attempt the interference policy rejected and ran again: a record of
-    what happened, not a failure of the run (runners/interference.py)."""
+    what happened, not a failure of the run (machine/interference.py)."""
     column = f"{alias}.conditions" if alias else "conditions"
     return f"coalesce(json_extract({column}, '$.interference.kept')::VARCHAR = 'false', false)"
 

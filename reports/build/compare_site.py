@@ -81,7 +81,7 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame,
     `baseline`: the configured baseline's run (None: none); `summarized`: the Summary's run,
     the pair the page opens with; `read`: the site's verdicts, read with `gate` from the same
     DB (what they read and compared is not read again); `cache`: the build's SiteCache folder,
-    for the samples' summaries of the last build and the next (verdict_cache.py)."""
+    for the samples' summaries of the last build and the next (data/verdict_cache.py)."""
     recorded = read.summaries if read is not None else {}
     kept = SiteCache(cache) if cache is not None else None
     summaries = (KeptSummaries.of_last_build(kept, recorded) if kept is not None
@@ -98,7 +98,7 @@ def write_comparisons(db: Path, dest: Path, runs: pd.DataFrame,
                         paired)
     if kept is not None:
         summaries.keep(kept, recorded)
-        kept.save()  # this kind only: no other process writes it (verdict_cache.py)
+        kept.save()  # this kind only: no other process writes it (data/verdict_cache.py)
     folder = dest / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for (base, cand), result in results.items():

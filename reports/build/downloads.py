@@ -12,7 +12,7 @@ Layout under the built site:
 
 A build into the same out folder as the last one writes again only the files whose content
 changed (site_cache.KeptFiles): a Parquet file while its content is the same, a run's CSV
-while its fingerprint (read_cache.py) is, a series' CSV while each run it holds is unchanged;
+while its fingerprint (data/read_cache.py) is, a series' CSV while each run it holds is unchanged;
 the others are hard-linked from out/cache into the site.
 """
 from __future__ import annotations

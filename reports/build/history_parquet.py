@@ -15,7 +15,7 @@ exist so that a build after one run is added writes again only the newest block 
 metrics table (6 M rows on a long history: 1.5 CPU-s for all of it) and of the invocations
 (600,000 rows: 0.3 CPU-s) and reuses the others
 (site_cache.KeptFiles): a block's file is kept under a key of its content, the fingerprints of
-its runs (read_cache.py: every row of their invocations and metrics) for the metrics table, a
+its runs (data/read_cache.py: every row of their invocations and metrics) for the metrics table, a
 hash of every row of the block for the others. Removing or inserting an older run shifts the
 blocks after it, which are then written again: slower, never stale.
 """

@@ -91,7 +91,7 @@ def start_history_export(db: Path, out: Path, runs: pd.DataFrame, fingerprints: 
     """Write the history's Parquet and CSV files in a forked child; returns the function that
     waits for it and gives (manifest, path in the site → file, the cache's files used). They
     are kept in `cache` and reused while their content is unchanged (`fingerprints`: run id →
-    a hash of all the DB holds about the run, read_cache.py)."""
+    a hash of all the DB holds about the run, data/read_cache.py)."""
     staging = out / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     csv_runs = sorted(detailed_runs(runs))  # the pages that link their invocations' CSV

@@ -62,7 +62,7 @@ class SiteVerdicts:
     gate_problem: str
     latest: dict[str, Comparison] = field(default_factory=dict)  # run → vs its previous comparable
     targets: dict[str, list[Any]] = field(default_factory=dict)  # run → its TargetResults
-    # What these verdicts were read from, for the Compare page's comparisons (compare_site.py),
+    # What these verdicts were read from, for the Compare page's comparisons (build/compare_site.py),
     # which read the same snapshot: every run's series (newest first) and the history. A site
     # build's verdicts' child keeps them to itself (site_reads.start_verdicts).
     coverage: list[RunCoverage] | None = None

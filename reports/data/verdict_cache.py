@@ -7,7 +7,7 @@ every series' noise is measured from, so an older pair's verdict is judged again
 build, from a summary kept under a hash of the two samples (with the versions of the libraries
 that compute it; the code's own version is the generator fingerprint every index carries).
 
-The Compare page's comparisons (compare_site.py) are the one writer of this kind: they keep
+The Compare page's comparisons (build/compare_site.py) are the one writer of this kind: they keep
 the summaries they used and those the site's verdicts recorded (`SiteVerdicts.summaries`), so
 a pair compared on the Summary in one build is found by the Compare page in the next. A site
 build computes both in one child (site_reads.start_verdicts), the comparisons after the

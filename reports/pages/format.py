@@ -93,7 +93,7 @@ def cell(value: Any) -> Markup:
 
 
 def html_cell(value: Any) -> Markup:
-    """Jinja2 filter for a cell of an HTML table (HTML put into built pages, see slots.py):
+    """Jinja2 filter for a cell of an HTML table (HTML put into built pages, see build/slots.py):
     a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
     if isinstance(value, Link):
         css = f' class="{value.css}"' if value.css else ""

@@ -75,7 +75,7 @@ def _cells(invocations: pd.DataFrame, cpus: Texts | None) -> list[Texts]:
     if cpus is not None:
         columns.append(cpus)
     columns.append(number(invocations["residency"], 1))
-    # Other tasks' share of the engine's CPUs while it ran (runners/interference.py).
+    # Other tasks' share of the engine's CPUs while it ran (machine/interference.py).
     interference = invocations["interference"] if "interference" in invocations else \
         pd.Series([None] * len(invocations), dtype="float64")
     columns.append(number(interference, 1))

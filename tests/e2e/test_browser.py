@@ -36,7 +36,7 @@ HOSTILE_RUN = "29991231T235959-xss001"
 SWEEP = "suite.items=[{workload: readrandom, threads: [1, 2], params: {num: 5000}}]"
 DATA = Path(__file__).resolve().parents[1] / "data"
 IMPORTED = DATA / "leveldb" / "readrandom_t2.stdout"
-IMPORT_RUN = f"import-{hashlib.sha256(IMPORTED.read_bytes()).hexdigest()[:12]}"  # importer.py
+IMPORT_RUN = f"import-{hashlib.sha256(IMPORTED.read_bytes()).hexdigest()[:12]}"  # history/importer.py
 PAGES_WITH_PLOTS = ("index.html", "scaling.html", "workloads/readrandom.html", "fleet/index.html")
 # The headline pages a reader opens first: each must fit a 1,400 px window.
 HEADLINE_PAGES = ("index.html", "summary.html", "latest.html", "workloads/readrandom.html",

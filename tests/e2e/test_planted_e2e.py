@@ -1,7 +1,7 @@
 """The planted point-read cost on the real LevelDB, seen exactly in instruction counts.
 
 Callgrind counts are deterministic enough to assert verdicts on: with the histogram off in
-callgrind steps (commands.py), repetitions of one LevelDB readrandom invocation differed by at
+callgrind steps (runners/commands.py), repetitions of one LevelDB readrandom invocation differed by at
 most about 3e-5 relative here (2,000 keys and reads: 1.2e-5 unplanted, 3.3e-5 with 2,000
 spins), so an A/A must be "no significant change" and a planted cost must be "slower" by
 exactly spins × (instructions per iteration of the planted loop, read from the binary's own
