@@ -11,6 +11,7 @@ file came from elsewhere.
 | db_bench_leveldb | leveldb_db_bench.py   | LevelDB db_bench stdout                  |
 | gbench_json      | gbench_json.py        | Google Benchmark JSON                    |
 | hyperfine_json   | hyperfine_json.py     | hyperfine --export-json                  |
+| bmf_json         | bmf_json.py           | Bencher Metric Format (a summary)        |
 | json_map         | json_map.py           | JSON/JSONL through a field map (--map)   |
 | perf_csv         | perf_csv.py           | perf stat -x, counters of a process      |
 | callgrind        | callgrind.py          | valgrind --tool=callgrind totals         |
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..errors import ConfigError, EngineOutputError, UserError
+from .bmf_json import BmfJsonAdapter
 from .callgrind import CallgrindAdapter
 from .gbench_json import GbenchJsonAdapter
 from .hyperfine_json import HyperfineJsonAdapter
@@ -47,11 +49,11 @@ class OutputAdapter(Protocol):
 
 ADAPTERS: dict[str, OutputAdapter] = {a.fmt: a for a in (
     RocksDbBenchAdapter(), LevelDbBenchAdapter(), GbenchJsonAdapter(), HyperfineJsonAdapter(),
-    JsonMapAdapter(), PerfCsvAdapter(), CallgrindAdapter())}
+    JsonMapAdapter(), PerfCsvAdapter(), CallgrindAdapter(), BmfJsonAdapter())}
 
 # The formats `tidemark import --format` takes, in the order its help lists them.
 IMPORT_FORMATS = ("gbench_json", "hyperfine_json", "json_map", "db_bench_rocksdb",
-                  "db_bench_leveldb")
+                  "db_bench_leveldb", "bmf_json")
 assert all(ADAPTERS[f].importable for f in IMPORT_FORMATS)
 
 # The format of each engine's db_bench stdout.

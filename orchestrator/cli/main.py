@@ -29,6 +29,7 @@ def _delegate(module: str, name: str, with_console: bool = True):  # type: ignor
 COMMANDS = {"run": _delegate("run", "run_command", with_console=False),
             "site": _delegate("site", "site_command", with_console=False),
             "import": _delegate("imports", "import_command"),
+            "export": _delegate("export", "export_command"),
             "label": _delegate("label", "label_command"),
             "note": _delegate("label", "note_command"),
             "db": _delegate("db", "db_command"), "ingest": _delegate("ingest", "ingest_command"),
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark note RUN TEXT            e.g. tidemark note latest \"new allocator\"\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
+              f"  tidemark export RUN --format bmf [--out FILE]   a run for Bencher\n"
               f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]\n"
               f"  tidemark compare BASE CAND | gate [--baseline RUN] | ab --a ... --b ... -- "

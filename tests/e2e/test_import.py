@@ -1,6 +1,7 @@
 """`tidemark import` into a real DuckDB file: idempotent, all-or-nothing, marked imported."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,29 @@ def test_a_site_with_imported_hyperfine_and_json_map_runs_builds(tmp_path):
     imported = [r for (r,) in query(tmp_path, "SELECT run_id FROM runs WHERE source = 'import'")]
     docs = "\n".join(p.read_text() for p in (tmp_path / "build" / "docs").rglob("*.md"))
     assert len(imported) == 2 and all(run_id in docs for run_id in imported)
+
+
+@pytest.mark.engine
+def test_a_run_exported_as_bmf_and_imported_back_keeps_its_medians(tmp_path):
+    """A measured LevelDB run → `tidemark export --format bmf` → `tidemark import --format
+    bmf_json`: the same median per series and metric, stored as aggregates (a BMF file is a
+    summary: no invocations, so no test is ever run on it); importing it twice adds nothing."""
+    tidemark(tmp_path, "run", "engine=leveldb", "counters=false", "workload=readrandom",
+             "workload.params.num=3000", "repetitions=3")
+    db = str(tmp_path / "tidemark.duckdb")
+    in_db = dict(query(tmp_path, """SELECT m.name, median(m.value) FROM invocations i
+        JOIN metrics m USING (invocation_id)
+        WHERE i.phase = 'measured' AND i.status = 'ok' GROUP BY ALL"""))
+    out = tmp_path / "run.bmf.json"
+    tidemark(tmp_path, "export", "latest", "--format", "bmf", "--out", str(out), "--db", db)
+    (name, measures), = json.loads(out.read_text()).items()
+    assert name.startswith("readrandom/") and "num=3000" in name and name.endswith("/threads:1")
+    exported = {metric: m["value"] for metric, m in measures.items()}
+    assert exported == pytest.approx(in_db) and "ops_per_sec" in exported
+    before = counts(tmp_path)
+    assert "0 invocations" in imp(tmp_path, out, "--format", "bmf_json").stdout
+    assert "already imported" in imp(tmp_path, out, "--format", "bmf_json").stdout
+    stored = dict(query(tmp_path, """SELECT a.name, a.value FROM aggregates a
+        JOIN runs r USING (run_id) WHERE r.source = 'import' AND a.aggregate = 'value'"""))
+    assert stored == pytest.approx(exported)
+    assert counts(tmp_path)[1] == before[1]  # the summary added no invocation
