@@ -65,9 +65,12 @@ def check_date(text: str) -> str:
 
 
 def default_workload(fmt: str, name: str) -> str:
-    """Google Benchmark family (BM_Put of BM_Put/1024), 'hyperfine', else the row's name."""
+    """Google Benchmark family (BM_Put of BM_Put/1024), pytest-benchmark's test module
+    (test_sorting.py of test_sorting.py::test_sort), 'hyperfine', else the row's name."""
     if fmt == "gbench_json":
         return name.split("/")[0]
+    if fmt == "pytest_benchmark_json":
+        return name.split("::")[0]
     return "hyperfine" if fmt == "hyperfine_json" else name
 
 

@@ -155,3 +155,34 @@ def test_a_run_exported_as_bmf_and_imported_back_keeps_its_medians(tmp_path):
         JOIN runs r USING (run_id) WHERE r.source = 'import' AND a.aggregate = 'value'"""))
     assert stored == pytest.approx(exported)
     assert counts(tmp_path)[1] == before[1]  # the summary added no invocation
+
+
+@pytest.mark.parametrize("name, invocations", [("raw.json", 156), ("summary.json", 0)])
+def test_pytest_benchmark_import_keeps_rounds_units_and_directions(tmp_path, name, invocations):
+    """Files pytest-benchmark 5.3.1 wrote (tests/data/pytest_benchmark/test_sorting.py.txt):
+    each round of raw.json is a repetition; summary.json (saved without its data) is aggregates
+    only; seconds are lower-is-better, ops/s higher; the same file twice adds nothing."""
+    path = DATA / "pytest_benchmark" / name
+    first = imp(tmp_path, path, "--format", "pytest_benchmark_json")
+    assert f"{invocations} invocations" in first.stdout
+    assert "already imported" in imp(tmp_path, path, "--format", "pytest_benchmark_json").stdout
+    assert query(tmp_path, "SELECT count(*) FROM invocations")[0][0] == invocations
+    workloads = {w for (w,) in query(tmp_path, "SELECT DISTINCT workload FROM aggregates")}
+    assert workloads == {"test_sorting.py"}
+    kinds = set(query(tmp_path, "SELECT DISTINCT name, unit, better FROM aggregates "
+                                "WHERE name IN ('wall_s', 'ops_per_sec')"))
+    assert kinds == {("wall_s", "s", "lower"), ("ops_per_sec", "ops/s", "higher")}
+    if invocations:
+        per_series = query(tmp_path, "SELECT series_key, count(*) FROM invocations GROUP BY ALL "
+                                     "ORDER BY 1, 2")
+        rounds = json.loads(path.read_text())["benchmarks"]
+        assert sorted(n for _, n in per_series) == sorted(len(b["stats"]["data"]) for b in rounds)
+
+
+def test_a_truncated_pytest_benchmark_file_is_one_line_and_writes_nothing(tmp_path):
+    bad = tmp_path / "cut.json"
+    bad.write_text((DATA / "pytest_benchmark" / "raw.json").read_text()[:5000])
+    proc = imp(tmp_path, bad, "--format", "pytest_benchmark_json", check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "cut.json: line" in proc.stderr
+    assert not (tmp_path / "tidemark.duckdb").exists() or counts(tmp_path)[0] == 0

@@ -103,6 +103,9 @@ def _seeds() -> dict[str, list[Seed]]:
                      Seed("perf_csv", "hardware.csv", hardware, ParseRequest("perf.csv"))],
         "bmf_json": [Seed("bmf_json", p.name, p.read_text(), ParseRequest(p.name))
                      for p in sorted((DATA / "bmf").glob("*.json"))],
+        "pytest_benchmark_json": [
+            Seed("pytest_benchmark_json", p.name, p.read_text(), ParseRequest(p.name))
+            for p in sorted((DATA / "pytest_benchmark").glob("*.json"))],
         "callgrind": [Seed("callgrind", "leveldb_fillseq_2000.stderr",
                            (DATA / "callgrind/leveldb_fillseq_2000.stderr").read_text(),
                            ParseRequest("callgrind.stderr", operations=2000.0))],
@@ -229,7 +232,7 @@ MUTATORS: dict[str, Callable[[str, random.Random], str]] = {
     "delete_line": delete_line, "swap_lines": swap_lines, "replace_number": replace_number,
     "insert_unicode": insert_unicode, "json_value": mutate_json_value}
 TEXT_MUTATORS = tuple(name for name in MUTATORS if name != "json_value")
-JSON_FORMATS = {"gbench_json", "hyperfine_json", "json_map", "bmf_json"}
+JSON_FORMATS = {"gbench_json", "hyperfine_json", "json_map", "bmf_json", "pytest_benchmark_json"}
 
 
 def mutators_for(fmt: str) -> tuple[str, ...]:
