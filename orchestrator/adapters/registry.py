@@ -13,6 +13,7 @@ file came from elsewhere.
 | hyperfine_json   | hyperfine_json.py     | hyperfine --export-json                  |
 | bmf_json         | bmf_json.py           | Bencher Metric Format (a summary)        |
 | pytest_benchmark_json | pytest_benchmark_json.py | pytest --benchmark-json / --benchmark-save |
+| pyperf_json      | pyperf_json.py        | pyperf -o FILE (timeit or a Runner script)|
 | json_map         | json_map.py           | JSON/JSONL through a field map (--map)   |
 | perf_csv         | perf_csv.py           | perf stat -x, counters of a process      |
 | callgrind        | callgrind.py          | valgrind --tool=callgrind totals         |
@@ -33,6 +34,7 @@ from .hyperfine_json import HyperfineJsonAdapter
 from .json_map import JsonMapAdapter
 from .leveldb_db_bench import LevelDbBenchAdapter
 from .perf_csv import PerfCsvAdapter
+from .pyperf_json import PyperfJsonAdapter
 from .pytest_benchmark_json import PytestBenchmarkJsonAdapter
 from .results import ParseRequest, ResultRow, ToolReport
 from .rocksdb_db_bench import RocksDbBenchAdapter
@@ -52,11 +54,11 @@ class OutputAdapter(Protocol):
 ADAPTERS: dict[str, OutputAdapter] = {a.fmt: a for a in (
     RocksDbBenchAdapter(), LevelDbBenchAdapter(), GbenchJsonAdapter(), HyperfineJsonAdapter(),
     JsonMapAdapter(), PerfCsvAdapter(), CallgrindAdapter(), BmfJsonAdapter(),
-    PytestBenchmarkJsonAdapter())}
+    PytestBenchmarkJsonAdapter(), PyperfJsonAdapter())}
 
 # The formats `tidemark import --format` takes, in the order its help lists them.
 IMPORT_FORMATS = ("gbench_json", "hyperfine_json", "json_map", "db_bench_rocksdb",
-                  "db_bench_leveldb", "bmf_json", "pytest_benchmark_json")
+                  "db_bench_leveldb", "bmf_json", "pytest_benchmark_json", "pyperf_json")
 assert all(ADAPTERS[f].importable for f in IMPORT_FORMATS)
 
 # The format of each engine's db_bench stdout.

@@ -186,3 +186,18 @@ def test_a_truncated_pytest_benchmark_file_is_one_line_and_writes_nothing(tmp_pa
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "cut.json: line" in proc.stderr
     assert not (tmp_path / "tidemark.duckdb").exists() or counts(tmp_path)[0] == 0
+
+
+def test_pyperf_import_keeps_every_value_and_skips_warmups(tmp_path):
+    """A pyperf 2.x suite (tests/data/pyperf/suite_bench.py.txt): two benchmarks, every value
+    of every measured run one invocation, warm-ups none; the same file twice adds nothing."""
+    path = DATA / "pyperf" / "suite.json"
+    doc = json.loads(path.read_text())
+    values = {b["metadata"]["name"]: sum(len(r.get("values", [])) for r in b["runs"])
+              for b in doc["benchmarks"]}
+    first = imp(tmp_path, path, "--format", "pyperf_json")
+    assert f"{sum(values.values())} invocations" in first.stdout
+    assert "already imported" in imp(tmp_path, path, "--format", "pyperf_json").stdout
+    per_bench = dict(query(tmp_path, "SELECT benchmark, count(*) FROM invocations GROUP BY 1"))
+    assert per_bench == values
+    assert set(query(tmp_path, "SELECT DISTINCT name, unit FROM metrics")) == {("wall_s", "s")}

@@ -106,6 +106,9 @@ def _seeds() -> dict[str, list[Seed]]:
         "pytest_benchmark_json": [
             Seed("pytest_benchmark_json", p.name, p.read_text(), ParseRequest(p.name))
             for p in sorted((DATA / "pytest_benchmark").glob("*.json"))],
+        "pyperf_json": [
+            Seed("pyperf_json", p.name, p.read_text(), ParseRequest(p.name))
+            for p in sorted((DATA / "pyperf").glob("*.json"))],
         "callgrind": [Seed("callgrind", "leveldb_fillseq_2000.stderr",
                            (DATA / "callgrind/leveldb_fillseq_2000.stderr").read_text(),
                            ParseRequest("callgrind.stderr", operations=2000.0))],
@@ -232,7 +235,8 @@ MUTATORS: dict[str, Callable[[str, random.Random], str]] = {
     "delete_line": delete_line, "swap_lines": swap_lines, "replace_number": replace_number,
     "insert_unicode": insert_unicode, "json_value": mutate_json_value}
 TEXT_MUTATORS = tuple(name for name in MUTATORS if name != "json_value")
-JSON_FORMATS = {"gbench_json", "hyperfine_json", "json_map", "bmf_json", "pytest_benchmark_json"}
+JSON_FORMATS = {"gbench_json", "hyperfine_json", "json_map", "bmf_json", "pytest_benchmark_json",
+                "pyperf_json"}
 
 
 def mutators_for(fmt: str) -> tuple[str, ...]:
