@@ -7,7 +7,8 @@ Two levels, one place:
   hashed into the series key. Only the machine may differ when the user asks
   (`--allow-different`), and then it is still named.
 * **Named keys** (`NAMED_KEYS`) may differ between two runs of one series but are named on every
-  comparison that crosses them: the engine version, compiler version, CMake flags, runner and
+  comparison that crosses them: the engine version, the commit it was built from (short sha and
+  subject; orchestrator/build/revision.py), compiler version, CMake flags, runner and
   Tidemark version, and a planted point-read cost (orchestrator/build/planted.py). An engine upgrade is the comparison users care about most, so a new version
   with its own recipe's flags stays in the same series.
 """
@@ -20,8 +21,8 @@ from typing import Any, Mapping
 
 SERIES_KEYS = ("engine", "workload", "benchmark", "params", "threads", "cache_state",
                "build_variant", "machine_fingerprint")
-NAMED_KEYS = ("engine_version", "compiler_version", "cmake_flags", "runner", "tidemark_sha",
-              "planted")
+NAMED_KEYS = ("engine_version", "commit", "compiler_version", "cmake_flags", "runner",
+              "tidemark_sha", "planted")
 # The keys that pair two series loosely when the user allows differences (e.g. `tidemark ab`
 # with other params on each side): never across engines, workloads or benchmarks.
 LOOSE_KEYS = ("engine", "workload", "benchmark")

@@ -19,7 +19,8 @@ from ..errors import BuildError
 from ..plan.runplan import short_hash
 from ..plan.schema import BuildConf, EngineConf
 from .filelock import held
-from .patches import find_patches, patch_identity, patched_tree
+from .patches import apply_patches, find_patches, patch_identity, patched_tree
+from .revision import Revision, export_commit, resolve_revision
 
 PROVENANCE_FILE = "provenance.json"
 ORIG_ONLY_MARKER = "ORIG_ONLY"  # in a Debian source's folder: built from the orig tarball alone
@@ -55,6 +56,9 @@ class Build:
     # Container images of this build (runner=docker; container_image.py): kind → tag, id, base.
     # Added when a run builds or finds them; the store merges them into the build's provenance.
     images: dict[str, Any] = field(default_factory=dict)
+    # The commit compiled (git and local sources; revision.Revision.record()): sha, subject,
+    # author, date, and `dirty`, a hash of uncommitted changes. Empty for a Debian source.
+    revision: dict[str, Any] = field(default_factory=dict)
 
 
 def compiler_identity() -> tuple[str, str]:
@@ -77,15 +81,21 @@ def cmake_flags(engine: EngineConf, variant: BuildConf) -> list[str]:
 
 
 def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
-              patches: tuple[tuple[str, str], ...] = ()) -> str:
-    """Same recipe + variant + compiler + flags + patches ⇒ same key ⇒ the cached build is
-    reused (pure). `patches` is (name, sha256) per patch; an unpatched recipe keeps the key it
-    had before recipes could carry patches."""
+              patches: tuple[tuple[str, str], ...] = (), revision: Revision | None = None) -> str:
+    """Same recipe + variant + compiler + flags + patches + code ⇒ same key ⇒ the cached build
+    is reused (pure). `patches` is (name, sha256) per patch; `revision` the commit (and any
+    uncommitted changes) a git or local source resolved to: a git source is keyed by its commit,
+    never by the ref's name, which moves. A Debian recipe keeps the key it always had."""
+    source = asdict(engine.source)
+    if revision is not None and engine.source.kind == "git":
+        source["ref"] = revision.sha
     recipe: dict[str, Any] = {"engine": engine.name, "version": engine.version,
-                              "source": asdict(engine.source), "target": engine.target,
+                              "source": source, "target": engine.target,
                               "flags": cmake_flags(engine, variant), "compiler": compiler_version}
     if patches:
         recipe["patches"] = [list(p) for p in patches]
+    if revision is not None:
+        recipe["code"] = revision.key()
     return short_hash(recipe)
 
 
@@ -165,25 +175,11 @@ def _try_run(argv: list[str], cwd: Path, log: Path) -> bool:
         return subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT).returncode == 0
 
 
-def fetch_git_source(engine: EngineConf, sources_dir: Path) -> Path:
-    src = engine.source
-    if not src.path or not src.ref:
-        raise BuildError(f"engine {engine.name!r}: a git source needs source.path and source.ref")
-    tree = sources_dir / f"git-{short_hash([src.path, src.ref])}"
-    log = sources_dir / f"{tree.name}.log"
-    if not (tree / ".git").exists():
-        run_logged(["git", "clone", "--quiet", src.path, str(tree)], sources_dir, log, f"git clone {src.path}")
-    run_logged(["git", "checkout", "--quiet", src.ref], tree, log, f"git checkout {src.ref}")
-    return tree
-
-
 def fetch_source(engine: EngineConf, sources_dir: Path) -> Path:
     sources_dir.mkdir(parents=True, exist_ok=True)
     kind = engine.source.kind
     if kind == "debian":
         return fetch_debian_source(engine, sources_dir)
-    if kind == "git":
-        return fetch_git_source(engine, sources_dir)
     if kind == "local":
         tree = Path(engine.source.path).expanduser()
         if not (tree / "CMakeLists.txt").exists():
@@ -279,7 +275,10 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
     the folder's absolute path into the tree.)"""
     compiler, compiler_version = compiler_identity()
     patches = find_patches(engine.name, engine.patches)
-    key = build_key(engine, variant, compiler_version, patch_identity(patches))
+    sources = cache_dir / "sources"
+    with held(sources / ".fetch.lock", "another fetch of engine sources", say):
+        revision, repo = resolve_revision(engine, sources)  # a git ref: fetched, then resolved
+    key = build_key(engine, variant, compiler_version, patch_identity(patches), revision)
     build_dir = cache_dir / "builds" / build_dir_name(engine, variant, key)
     cached = _load_cached(build_dir)
     if cached is not None:
@@ -289,21 +288,30 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
         cached = _load_cached(build_dir)  # built by the process we waited for
         if cached is not None:
             return cached
-        with held(cache_dir / "sources" / ".fetch.lock", "another fetch of engine sources", say):
-            fetched = fetch_source(engine, cache_dir / "sources")
-            tree = patched_tree(fetched, patches, cache_dir / "sources")
+        if build_dir.exists():
+            shutil.rmtree(build_dir)  # a half-finished build: start clean
+        build_dir.mkdir(parents=True)
+        if repo is not None and revision is not None:
+            # The commit's own copy inside the build folder: builds of several commits never
+            # share a checkout, and every build sees its source at the same relative path
+            # (../src from build/), so ccache (CCACHE_BASEDIR) reuses the objects of every file
+            # a commit did not change.
+            fetched = tree = export_commit(repo, revision.sha, build_dir / "src")
+            apply_patches(tree, patches, build_dir / "build.log")
+        else:
+            with held(sources / ".fetch.lock", "another fetch of engine sources", say):
+                fetched = fetch_source(engine, sources)
+                token = revision.key() if revision is not None else None
+                tree = patched_tree(fetched, patches, sources, token)
         return _build_into(build_dir, engine, variant, key, (compiler, compiler_version),
-                           (fetched, tree, patches), jobs, cache_dir, on_progress)
+                           (fetched, tree, patches, revision), jobs, cache_dir, on_progress)
 
 
 def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: str,
-                compiler_id: tuple[str, str], source: tuple[Path, Path, Any], jobs: int,
-                cache_dir: Path, on_progress: ProgressFn | None) -> Build:
+                compiler_id: tuple[str, str], source: tuple[Path, Path, Any, Revision | None],
+                jobs: int, cache_dir: Path, on_progress: ProgressFn | None) -> Build:
     compiler, compiler_version = compiler_id
-    fetched, tree, patches = source
-    if build_dir.exists():
-        shutil.rmtree(build_dir)  # a half-finished build: start clean
-    build_dir.mkdir(parents=True)
+    fetched, tree, patches, revision = source
     flags = cmake_flags(engine, variant)
     started = time.monotonic()
     _compile(tree, build_dir, flags, engine.target, jobs, cache_dir / "ccache", on_progress)
@@ -316,12 +324,14 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
     src = engine.source
     build = Build(build_id=key, engine=engine.name, version=engine.version, variant=variant.name,
                   source_kind=src.kind, source_package=src.package or src.path,
-                  source_version=src.package_version or src.ref, source_dir=str(tree),
+                  source_version=(revision.sha if revision and revision.sha else
+                                  src.package_version or src.ref), source_dir=str(tree),
                   compiler=compiler, compiler_version=compiler_version,
                   cmake_version=cmake_version(), cmake_flags=tuple(flags),
                   build_seconds=round(seconds, 2), binary_path=str(binary),
                   binary_sha256=sha256_file(binary), linked_libraries=libs,
                   created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                  source_note=source_note(fetched), patches=patch_identity(patches))
+                  source_note=source_note(fetched), patches=patch_identity(patches),
+                  revision=revision.record() if revision is not None else {})
     (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
     return build

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import BuildError
 from ..plan.runplan import short_hash
@@ -66,12 +66,24 @@ def _apply(tree: Path, patch: EnginePatch, log: Path) -> None:
                          f"({first.strip() or f'patch exit {proc.returncode}'}); see {log}")
 
 
-def patched_tree(tree: Path, patches: Sequence[EnginePatch], sources_dir: Path) -> Path:
+def apply_patches(tree: Path, patches: Sequence[EnginePatch], log: Path) -> None:
+    """Every patch applied in order to a tree the build owns (a commit's own copy)."""
+    for patch in patches:
+        _apply(tree, patch, log)
+
+
+def patched_tree(tree: Path, patches: Sequence[EnginePatch], sources_dir: Path,
+                 code: Any = None) -> Path:
     """`tree` itself when there are no patches, else a copy of it in `sources_dir` with every
-    patch applied (a local checkout is never written to)."""
+    patch applied (a local checkout is never written to). `code` names what the tree holds (a
+    local checkout's revision): a copy is reused only for the same code, never for a checkout
+    that changed since."""
     if not patches:
         return tree
-    copy = sources_dir / f"patched-{short_hash([str(tree), patch_identity(patches)])}"
+    identity: list[Any] = [str(tree), patch_identity(patches)]
+    if code is not None:
+        identity.append(code)
+    copy = sources_dir / f"patched-{short_hash(identity)}"
     if (copy / APPLIED_MARKER).exists():
         return copy
     if copy.exists():
@@ -79,7 +91,6 @@ def patched_tree(tree: Path, patches: Sequence[EnginePatch], sources_dir: Path) 
     shutil.copytree(tree, copy, symlinks=True)
     log = copy.parent / f"{copy.name}.log"
     log.write_text("")
-    for patch in patches:
-        _apply(copy, patch, log)
+    apply_patches(copy, patches, log)
     (copy / APPLIED_MARKER).write_text("".join(f"{n} {s}\n" for n, s in patch_identity(patches)))
     return copy

@@ -88,17 +88,24 @@ def resolve_run(con: duckdb.DuckDBPyConnection, selector: str) -> str:
     return rows[back][0]
 
 
+# A build's commit as comparisons name it: "3f2a1c9d0b1e fix the cache" (+dirty), NULL when
+# the build has none (a Debian source): the named key `commit` of analysis.identity.
+COMMIT_TEXT_SQL = """CASE WHEN b.commit_sha IS NOT NULL OR b.commit_dirty IS NOT NULL THEN
+    trim(coalesce(left(b.commit_sha, 12), '') || CASE WHEN b.commit_dirty IS NOT NULL
+         THEN '+dirty' ELSE '' END || ' ' || coalesce(b.commit_subject, '')) END"""
+
 _FACTS = ("run_id", "engine", "engine_version", "build_variant", "build_id",
           "machine_fingerprint", "label", "started_at", "status", "runner", "tidemark_sha",
-          "compiler_version", "cmake_flags")
+          "compiler_version", "cmake_flags", "commit")
 
 
 def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     """The run's own facts and its build's (the named level of series identity)."""
     row = con.execute(
-        """SELECT r.run_id, r.engine, r.engine_version, r.build_variant, r.build_id,
+        f"""SELECT r.run_id, r.engine, r.engine_version, r.build_variant, r.build_id,
                   r.machine_fingerprint, r.label, r.started_at, r.status, r.runner,
                   r.tidemark_sha, b.compiler_version, b.cmake_flags::VARCHAR,
+                  {COMMIT_TEXT_SQL},
                   json_extract_string(r.config, '$.planted_ns'),
                   json_extract_string(r.config, '$.planted_spins')
            FROM runs r LEFT JOIN builds b USING (build_id) WHERE r.run_id = ?""",

@@ -164,4 +164,20 @@ MIGRATIONS.append((8, [
         run_id VARCHAR, created_at TIMESTAMPTZ, text VARCHAR, origin VARCHAR)""",
 ]))
 
+# Commit-aware history (orchestrator/build/revision.py): the commit a build compiled, so trends
+# can run in commit order and every comparison names its commits. NULL for a Debian source.
+MIGRATIONS.append((9, [
+    "ALTER TABLE builds ADD COLUMN commit_sha VARCHAR",
+    "ALTER TABLE builds ADD COLUMN commit_subject VARCHAR",
+    "ALTER TABLE builds ADD COLUMN commit_author VARCHAR",
+    "ALTER TABLE builds ADD COLUMN commit_date TIMESTAMPTZ",
+    "ALTER TABLE builds ADD COLUMN commit_dirty VARCHAR",
+    """UPDATE builds SET commit_sha = nullif(json_extract_string(provenance, '$.revision.sha'), ''),
+        commit_subject = json_extract_string(provenance, '$.revision.subject'),
+        commit_author = json_extract_string(provenance, '$.revision.author'),
+        commit_date = TRY_CAST(nullif(json_extract_string(provenance, '$.revision.date'), '')
+                               AS TIMESTAMPTZ),
+        commit_dirty = nullif(json_extract_string(provenance, '$.revision.dirty'), '')""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

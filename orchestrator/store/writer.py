@@ -154,13 +154,19 @@ class Store:
 
     @_session
     def record_build(self, build: Build) -> None:
+        rev = build.revision
         self.con.execute(
-            "INSERT INTO builds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
+            "INSERT INTO builds (build_id, engine, version, variant, source_kind, "
+            "source_package, source_version, compiler, compiler_version, cmake_version, "
+            "cmake_flags, build_seconds, binary_sha256, provenance, created_at, commit_sha, "
+            "commit_subject, commit_author, commit_date, commit_dirty) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [build.build_id, build.engine, build.version, build.variant, build.source_kind,
              build.source_package, build.source_version, build.compiler,
              build.compiler_version, build.cmake_version, _json(list(build.cmake_flags)),
-             build.build_seconds, build.binary_sha256, _json(asdict(build)), build.created_at])
+             build.build_seconds, build.binary_sha256, _json(asdict(build)), build.created_at,
+             rev.get("sha") or None, rev.get("subject"), rev.get("author"),
+             rev.get("date") or None, rev.get("dirty") or None])
         if build.images:  # a build first stored by a host run gains its images later
             self.con.execute("UPDATE builds SET provenance = json_merge_patch(coalesce(provenance, "
                              "'{}'), ?) WHERE build_id = ?",

@@ -83,6 +83,7 @@ _RUNS = """
            b.source_kind, b.source_package, b.source_version, b.compiler, b.compiler_version,
            b.cmake_version, b.cmake_flags::VARCHAR AS cmake_flags, b.build_seconds,
            b.binary_sha256, json_extract(b.provenance, '$.images')::VARCHAR AS build_images,
+           b.commit_sha, b.commit_subject, b.commit_author, b.commit_date, b.commit_dirty,
            coalesce(c.n_invocations, 0) AS n_invocations, coalesce(c.n_ok, 0) AS n_ok,
            coalesce(c.n_failed, 0) AS n_failed, coalesce(c.workloads, []) AS workloads
     FROM runs r

@@ -49,6 +49,19 @@ def words_table(items: dict[str, Any]) -> Table:
                             for k, v in items.items()], (False, False))
 
 
+def commit_rows(run: pd.Series) -> list[tuple[str, Any]]:
+    """The engine commit a git or local source compiled (none for a Debian source)."""
+    sha, dirty = run.get("commit_sha"), run.get("commit_dirty")
+    if not (isinstance(sha, str) and sha) and not (isinstance(dirty, str) and dirty):
+        return []
+    rows = [("Engine commit", f"{sha or '(not a git checkout)'}"
+             f"{' + uncommitted changes ' + dirty if isinstance(dirty, str) and dirty else ''}")]
+    if isinstance(sha, str) and sha:
+        rows += [("Commit subject", run.get("commit_subject")),
+                 ("Commit author / date", f"{run.get('commit_author')} / {run.get('commit_date')}")]
+    return rows
+
+
 def build_rows(run: pd.Series) -> list[tuple[str, Any]]:
     """Where the engine binary came from and how it was built."""
     flags = run["cmake_flags"] or []
@@ -56,6 +69,7 @@ def build_rows(run: pd.Series) -> list[tuple[str, Any]]:
         ("Engine", f"{run['engine']} {run['engine_version']}"),
         ("Build id / variant", f"{run['build_id']} / {run['build_variant']}"),
         ("Source", f"{run['source_kind']}: {run['source_package']} {run['source_version']}"),
+    ] + commit_rows(run) + [
         ("Compiler", f"{run['compiler']} ({run['compiler_version']})"),
         ("CMake", f"{run['cmake_version']}: {' '.join(flags)}"),
         ("Build seconds", num(run["build_seconds"], 1)),
