@@ -263,6 +263,32 @@ def cmake_version() -> str:
     return out.splitlines()[0].removeprefix("cmake version ").strip() if out else "not found"
 
 
+@dataclass(frozen=True)
+class PlannedBuild:
+    """What a recipe builds now, before anything compiles: its key and folder, the code."""
+
+    key: str
+    build_dir: Path
+    revision: Revision | None
+    repo: Path | None  # a git source's mirror clone
+    patches: tuple[Any, ...]
+    compiler: tuple[str, str]  # path, version line
+
+
+def plan_build(engine: EngineConf, variant: BuildConf, cache_dir: Path,
+               say: Callable[[str], None] = print) -> PlannedBuild:
+    """The key this recipe builds under now: a git ref fetched and resolved to its commit, a
+    local checkout's commit and changes, the compiler, the patches."""
+    compiler = compiler_identity()
+    patches = find_patches(engine.name, engine.patches)
+    sources = cache_dir / "sources"
+    with held(sources / ".fetch.lock", "another fetch of engine sources", say):
+        revision, repo = resolve_revision(engine, sources)
+    key = build_key(engine, variant, compiler[1], patch_identity(patches), revision)
+    return PlannedBuild(key, cache_dir / "builds" / build_dir_name(engine, variant, key),
+                        revision, repo, tuple(patches), compiler)
+
+
 def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: int,
                  on_progress: ProgressFn | None = None,
                  say: Callable[[str], None] = print) -> Build:
@@ -273,13 +299,10 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
     file is written last, so a folder without it is an interrupted build, removed and redone
     under the lock. (It is built in place, not renamed from a temporary folder: CMake bakes
     the folder's absolute path into the tree.)"""
-    compiler, compiler_version = compiler_identity()
-    patches = find_patches(engine.name, engine.patches)
+    planned = plan_build(engine, variant, cache_dir, say)
+    (compiler, compiler_version), patches = planned.compiler, planned.patches
+    key, build_dir, revision, repo = planned.key, planned.build_dir, planned.revision, planned.repo
     sources = cache_dir / "sources"
-    with held(sources / ".fetch.lock", "another fetch of engine sources", say):
-        revision, repo = resolve_revision(engine, sources)  # a git ref: fetched, then resolved
-    key = build_key(engine, variant, compiler_version, patch_identity(patches), revision)
-    build_dir = cache_dir / "builds" / build_dir_name(engine, variant, key)
     cached = _load_cached(build_dir)
     if cached is not None:
         return cached

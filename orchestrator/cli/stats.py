@@ -104,6 +104,15 @@ def gate_command(argv: list[str], console: Console) -> None:
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
     parser.add_argument("--summary", help="write a Markdown summary (a PR comment) here")
+    parser.add_argument("--confirm", action="store_true", help=(
+        "re-measure every flagged series: both runs' builds interleaved and paired on this "
+        "machine (an adaptive tidemark ab), and exit on that verdict; a run that cannot be "
+        "re-measured (an import, another machine, a build its recipe no longer makes) keeps a "
+        "provisional verdict, and a regression left provisional exits 2"))
+    parser.add_argument("--confirm-rounds", type=int, default=30,
+                        help="--confirm: the paired job's round budget (default 30)")
+    parser.add_argument("--confirm-minutes", type=float, default=0.0,
+                        help="--confirm: its time budget in minutes (default: none)")
     _add_common(parser)
     args = parser.parse_args(argv)
     conf = _gate_conf(args)
@@ -122,6 +131,8 @@ def gate_command(argv: list[str], console: Console) -> None:
     if not partner.configured:
         console.print(f"baseline: {partner.why}", markup=False)
     _print(result.report, args.format, console)
+    if args.confirm:
+        result = _confirmed(result, Path(args.db), conf, args, console)
     for target in result.targets:
         console.print(f"target {target.series}: {target.target} → {target.status}", markup=False)
     if args.summary:
@@ -130,6 +141,39 @@ def gate_command(argv: list[str], console: Console) -> None:
     console.print(f"gate: {decision.word.upper() if decision.code == 1 else decision.word}" +
                   "".join(f"\n  {r}" for r in decision.reasons), markup=False)
     raise SystemExit(decision.code)
+
+
+def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
+               console: Console) -> Any:
+    """The gate's result with its flagged series re-measured paired (analysis.confirm)."""
+    from ..analysis.confirm import confirmed_result, flagged_rows
+    from ..analysis.sequential import plan_looks
+    from ..run.confirm import ConfirmOptions, confirm
+    from ..signals import signals_interrupt
+    from .confirm import compose_sides, stored_run
+
+    rows = flagged_rows(result.report)
+    if not rows:
+        console.print("confirm: no series flagged between the runs; nothing to re-measure",
+                      markup=False)
+        return result
+    if plan_looks(conf.alpha, args.confirm_rounds) is None:
+        raise ConfigError(f"--confirm-rounds {args.confirm_rounds} leaves the stopping rule no "
+                          f"look at alpha {conf.alpha:g}; use 20 or more")
+    con = connect(db, read_only=True)
+    try:
+        runs = (stored_run(con, result.report.base["run_id"]),
+                stored_run(con, result.report.cand["run_id"]))
+    finally:
+        con.close()
+    sides = compose_sides(runs, rows, db, args.confirm_rounds)
+    options = ConfirmOptions(args.confirm_rounds, args.confirm_minutes, conf.metrics,
+                             conf.thresholds)
+    with signals_interrupt():
+        done = confirm(runs, rows, sides, db, console, options)
+    for item in done:
+        console.print(f"confirm: {item.text()}", markup=False, soft_wrap=True)
+    return confirmed_result(result, done)
 
 
 def _cpu_pair(text: str) -> tuple[int, ...]:

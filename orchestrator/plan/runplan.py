@@ -117,8 +117,16 @@ def _points(cfg: TidemarkConf) -> list[_Point]:
         return [_Point(cfg.workload, cfg.workload.params, cfg.threads, cfg.repetitions, cfg.cache)]
     if cfg.suite is None:
         raise ConfigError("no workload and no suite selected; pass workload=NAME or suite=NAME")
+    items = cfg.suite.items
+    if cfg.only:
+        names = [item.workload for item in items]
+        unknown = [name for name in cfg.only if name not in names]
+        if unknown:
+            raise ConfigError(f"only={unknown[0]!r} is not a workload of suite "
+                              f"{cfg.suite.name!r}; its workloads: {', '.join(dict.fromkeys(names))}")
+        items = [item for item in items if item.workload in cfg.only]
     points = []
-    for item in cfg.suite.items:
+    for item in items:
         workload = cfg.suite.workloads.get(item.workload)
         if workload is None:
             raise ConfigError(f"suite {cfg.suite.name!r} item names workload {item.workload!r}, "

@@ -187,6 +187,9 @@ class TidemarkConf:
     # A single workload (workload=readrandom) runs alone; otherwise the suite's items run.
     workload: Optional[WorkloadConf] = None
     suite: Optional[SuiteConf] = None
+    # Run only these workloads of the suite, by name (`only=[readrandom]`): what `tidemark gate
+    # --confirm` re-measures of a suite run; empty: every item.
+    only: List[str] = field(default_factory=list)
     threads: int = 1
     repetitions: int = 5  # conf/tidemark.yaml says why
     warmups: int = 0

@@ -180,4 +180,14 @@ MIGRATIONS.append((9, [
         commit_dirty = nullif(json_extract_string(provenance, '$.revision.dirty'), '')""",
 ]))
 
+# Confirmations (`tidemark gate --confirm`, analysis.confirm): each flagged series of a gate,
+# what the between-run comparison showed, the paired job (ab_id) that re-measured it and its
+# verdict: confirmed | not confirmed | cannot tell | provisional (not re-measured: `why`).
+MIGRATIONS.append((10, [
+    """CREATE TABLE confirmations (
+        base_run VARCHAR, cand_run VARCHAR, series_key VARCHAR, metric VARCHAR, label VARCHAR,
+        verdict VARCHAR, between JSON, paired JSON, same_build BOOLEAN, ab_id VARCHAR,
+        why VARCHAR, created_at TIMESTAMPTZ)""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

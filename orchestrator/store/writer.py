@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 
 from ..adapters.results import StoredAggregate
+from ..analysis.confirm import Confirmation
 from ..analysis.identity import SERIES_KEYS
 from ..build.engine import Build
 from ..errors import StoreError
@@ -245,6 +246,21 @@ class Store:
         self.con.execute("UPDATE ab_pairs SET schedule = ?, adaptive = ? WHERE ab_id = ?",
                          [_json(schedule), _json(adaptive) if adaptive else None, ab_id])
 
+    @_session
+    def record_confirmations(self, base_run: str, cand_run: str,
+                             confirmations: Sequence[Confirmation]) -> None:
+        """A gate's confirmations of its flagged series (analysis.confirm), all or none."""
+        now = _now()
+        rows = [[base_run, cand_run, c.series_key, c.metric, c.label, c.verdict,
+                 _json(asdict(c.between)), _json(asdict(c.paired)) if c.paired else None,
+                 c.same_build, c.ab_id or None, c.why or None, now] for c in confirmations]
+
+        def write() -> None:
+            self.con.executemany("INSERT INTO confirmations VALUES "
+                                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if rows:
+            self._in_transaction(write)
+
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         """Buffered: written with the next write (an invocation of the series, in practice), so
         a run opens the file once per invocation."""
@@ -404,6 +420,8 @@ class Store:
             for table in ("invocations", "aggregates", "run_notes", "runs"):
                 self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
+            self.con.execute("DELETE FROM confirmations WHERE base_run = ? OR cand_run = ?",
+                             [run_id, run_id])
         self._in_transaction(delete)
         return int(count)
 

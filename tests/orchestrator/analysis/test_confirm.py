@@ -1,0 +1,75 @@
+"""Confirmation of flagged between-run verdicts (analysis.confirm): pure logic."""
+import dataclasses
+
+import pytest
+
+from orchestrator.analysis.compare import build_report
+from orchestrator.analysis.confirm import (CANNOT_CONFIRM, CONFIRMED, NOT_CONFIRMED, PROVISIONAL,
+                                           confirm_thresholds, confirmed_result, flagged_rows,
+                                           judge)
+from orchestrator.analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult, decide
+from orchestrator.analysis.noise import History
+from orchestrator.analysis.stats import (FASTER, NO_CHANGE, SLOWER, UNDECIDED, Comparison,
+                                         Thresholds)
+from tests.orchestrator.analysis.test_analysis import BASE, _samples
+
+
+def _result(cand=(90.0, 91, 89, 90, 92)) -> GateResult:
+    report = build_report({"run_id": "A"}, {"run_id": "B", "status": "ok"}, [_samples(BASE)],
+                          [_samples(list(cand))], ("ops_per_sec",),
+                          Thresholds(unmeasured_noise=0.0), History())
+    return GateResult(decide(report), report)
+
+
+def _paired(verdict: str, ratio: float = 1.0) -> Comparison:
+    return Comparison(24, 24, 100.0, 100.0 * ratio, ratio, ratio - 0.004, ratio + 0.004, 0.5,
+                      0.02, verdict, "sequential")
+
+
+def test_only_significant_changes_are_flagged():
+    assert [r.comparison.verdict for r in flagged_rows(_result().report)] == [SLOWER]
+    assert flagged_rows(_result(BASE).report) == []
+
+
+@pytest.mark.parametrize("paired, verdict, code", [
+    (_paired(SLOWER, 0.9), CONFIRMED, REGRESSION),
+    (_paired(NO_CHANGE), NOT_CONFIRMED, PASS),
+    (_paired(FASTER, 1.05), NOT_CONFIRMED, PASS),
+    (_paired(UNDECIDED), CANNOT_CONFIRM, CANNOT_TELL),
+    (None, PROVISIONAL, CANNOT_TELL),  # never a pass it could not check
+])
+def test_the_gate_exits_on_the_confirmed_verdict(paired, verdict, code):
+    result = _result()
+    (row,) = flagged_rows(result.report)
+    done = judge(row, paired, same_build=False, ab_id="ab-1", why="run A was imported")
+    assert done.verdict == verdict
+    confirmed = confirmed_result(result, [done])
+    assert confirmed.decision.code == code
+    assert done.text() in confirmed.decision.reasons
+    # The report stays what the runs showed between them; the decision is the confirmed one.
+    assert confirmed.report.rows[0].comparison.verdict == SLOWER
+
+
+def test_the_text_says_what_each_side_showed_and_a_drift():
+    (row,) = flagged_rows(_result().report)
+    text = judge(row, _paired(NO_CHANGE), same_build=True).text()
+    assert text.startswith("readrandom ops_per_sec: flagged between runs -10.0%; not confirmed")
+    assert "(paired, 24 rounds, -0.4% … +0.4%)" in text and "machine drifted" in text
+    assert judge(row, None, False, why="run A was imported").text().endswith(
+        "provisional: run A was imported")
+
+
+def test_a_flagged_improvement_left_unconfirmed_does_not_block_the_gate():
+    result = _result((110.0, 111, 109, 110, 112))
+    (row,) = flagged_rows(result.report)
+    assert confirmed_result(result, [judge(row, None, False, why="x")]).decision.code == PASS
+
+
+def test_the_paired_job_is_judged_at_the_threshold_the_flag_crossed_without_noise():
+    result = _result()
+    rows = flagged_rows(result.report)
+    wide = [dataclasses.replace(r, comparison=dataclasses.replace(r.comparison, threshold=0.07))
+            for r in rows]
+    got = confirm_thresholds(Thresholds(min_effect=0.02, noise_k=2.0), wide)
+    assert (got.min_effect, got.noise_k, got.unmeasured_noise) == (0.07, 0.0, 0.0)
+    assert confirm_thresholds(Thresholds(min_effect=0.02), []).min_effect == 0.02
