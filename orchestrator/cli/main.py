@@ -36,7 +36,8 @@ COMMANDS = {"run": _delegate("run", "run_command", with_console=False),
             "machine": _delegate("machine", "machine_command"),
             "compare": _delegate("stats", "compare_command"),
             "gate": _delegate("stats", "gate_command"),
-            "ab": _delegate("stats", "ab_command")}
+            "ab": _delegate("stats", "ab_command"),
+            "bisect": _delegate("bisect", "bisect_command")}
 
 
 def _exit_without_teardown() -> None:
@@ -64,8 +65,9 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark export RUN --format bmf [--out FILE]   a run for Bencher\n"
               f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]\n"
-              f"  tidemark compare BASE CAND | gate [--baseline RUN] | ab --a ... --b ... -- "
-              f"OVERRIDES   (--help on each)",
+              f"  tidemark compare BASE CAND | gate [--baseline RUN] [--confirm] | ab --a ... "
+              f"--b ... -- OVERRIDES   (--help on each)\n"
+              f"  tidemark bisect --good REF --bad REF -- OVERRIDES   the commit that made it slower",
               file=sys.stderr)
         raise SystemExit(2)
     fast_exit = as_program and argv[0] == "site"

@@ -190,4 +190,14 @@ MIGRATIONS.append((10, [
         why VARCHAR, created_at TIMESTAMPTZ)""",
 ]))
 
+# Bisects (`tidemark bisect`, analysis.bisect): the range, the workload overrides, every judged
+# commit's step (its paired job, verdict, interval, build) and what was found; an unfinished
+# one (status 'running') is resumed by the same command from its stored steps.
+MIGRATIONS.append((11, [
+    """CREATE TABLE bisects (
+        bisect_id VARCHAR PRIMARY KEY, repo VARCHAR, good VARCHAR, bad VARCHAR,
+        overrides JSON, metric VARCHAR, commits JSON, steps JSON, status VARCHAR,
+        first_bad VARCHAR, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ)""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

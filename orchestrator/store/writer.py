@@ -261,6 +261,19 @@ class Store:
         if rows:
             self._in_transaction(write)
 
+    @_session
+    def save_bisect(self, bisect: dict[str, Any]) -> None:
+        """A bisect's row, written whole after every judged commit (so it resumes from there)."""
+        columns = ("bisect_id", "repo", "good", "bad", "overrides", "metric", "commits",
+                   "steps", "status", "first_bad")
+        values = [_json(bisect[c]) if c in ("overrides", "commits", "steps") else bisect[c]
+                  for c in columns]
+        self.con.execute(
+            f"INSERT INTO bisects ({', '.join(columns)}, created_at, updated_at) VALUES "
+            f"({', '.join('?' * len(columns))}, ?, ?) ON CONFLICT (bisect_id) DO UPDATE SET "
+            f"steps = excluded.steps, status = excluded.status, first_bad = excluded.first_bad, "
+            f"updated_at = excluded.updated_at", [*values, _now(), _now()])
+
     def record_series(self, series_key: str, identity: dict[str, Any]) -> None:
         """Buffered: written with the next write (an invocation of the series, in practice), so
         a run opens the file once per invocation."""
