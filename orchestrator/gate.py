@@ -11,7 +11,7 @@ import yaml
 
 from .analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult
 from .analysis.deterministic import SUMMARY_METRIC
-from .analysis.stats import Thresholds
+from .analysis.stats import DEFAULT_TAIL_QUANTILE, Thresholds
 from .compare_format import markdown, num
 from .errors import ConfigError, SelectorError
 from .plan.param_checks import check_thresholds
@@ -28,6 +28,9 @@ class GateConf:
     noise_k: float = 2.0
     unmeasured_noise: float = 0.03
     deterministic_min_effect: float = 0.005
+    # The quantile of a series' run-to-run changes a change between runs must also exceed
+    # (analysis.noise); 0 leaves it out.
+    tail_quantile: float = DEFAULT_TAIL_QUANTILE
     targets: bool = False
     # A run selector (store.reads.parse_selector): what `tidemark gate` and the site compare with.
     baseline: str = ""
@@ -42,7 +45,7 @@ class GateConf:
     @property
     def thresholds(self) -> Thresholds:
         return Thresholds(self.alpha, self.min_effect, self.noise_k, self.unmeasured_noise,
-                          self.deterministic_min_effect)
+                          self.deterministic_min_effect, self.tail_quantile)
 
 
 def load_gate_conf(path: Path) -> GateConf:
@@ -63,7 +66,8 @@ def load_gate_conf(path: Path) -> GateConf:
         except SelectorError as error:
             raise ConfigError(f"baseline in {path}: {error}") from None
     conf = GateConf(**{**data, "baseline": baseline})
-    check_thresholds(conf.alpha, conf.min_effect, conf.noise_k, conf.unmeasured_noise)
+    check_thresholds(conf.alpha, conf.min_effect, conf.noise_k, conf.unmeasured_noise,
+                     conf.tail_quantile)
     return conf
 
 

@@ -11,6 +11,7 @@ adaptive stopping rule); any other two runs as independent samples (stats: U tes
 from __future__ import annotations
 
 import functools
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
@@ -75,14 +76,17 @@ def series_label(identity: Mapping[str, Any], show_cache: bool = True) -> str:
 
 
 def compare_metric(design: Design, base: SeriesSamples, cand: SeriesSamples, metric: str,
-                   better: str, thresholds: Thresholds, noise: float) -> Comparison:
+                   better: str, thresholds: Thresholds, noise: float,
+                   tail: float = math.nan) -> Comparison:
     """One metric of two paired series, analysed as the design they were measured in;
-    deterministic metrics (instruction counts) by their own rule, whatever the design."""
+    deterministic metrics (instruction counts) by their own rule, whatever the design.
+    `tail` (Noise.tail) judges two separate runs only: a paired job's rounds cancel the
+    whole-run shifts it measures (analysis.noise)."""
     b, c = base.values.get(metric, []), cand.values.get(metric, [])
     if is_deterministic(metric):
         return compare_deterministic(b, c, better, thresholds)
     if not design.paired:
-        return _unpaired(tuple(b), tuple(c), better, thresholds, noise)
+        return _unpaired(tuple(b), tuple(c), better, thresholds, noise, tail)
     pairs = pair_rounds(b, base.rounds.get(metric, ()), c, cand.rounds.get(metric, ()))
     if design.adaptive:
         return compare_sequential(pairs, better, design.max_rounds, thresholds, noise)
@@ -109,9 +113,9 @@ def summarizing_with(summarize: Summarizer) -> Iterator[None]:
 
 
 def _unpaired(base: tuple[float, ...], cand: tuple[float, ...], better: str,
-              thresholds: Thresholds, noise: float) -> Comparison:
+              thresholds: Thresholds, noise: float, tail: float) -> Comparison:
     return compare_samples(base, cand, better, thresholds, noise,
-                           _SUMMARIZERS[-1] if _SUMMARIZERS else _summary)
+                           _SUMMARIZERS[-1] if _SUMMARIZERS else _summary, tail)
 
 
 def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
@@ -133,8 +137,10 @@ def build_report(base_facts: dict[str, Any], cand_facts: dict[str, Any],
             if metric not in b.values and metric not in c.values:
                 continue
             better = b.better.get(metric) or c.better.get(metric, "higher")
-            noise = series_noise(history, pair.base.series_key, metric, (cand_facts["run_id"],))
-            result = compare_metric(design, b, c, metric, better, thresholds, noise.value)
+            noise = series_noise(history, pair.base.series_key, metric, (cand_facts["run_id"],),
+                                 thresholds.tail_quantile)
+            result = compare_metric(design, b, c, metric, better, thresholds, noise.value,
+                                    noise.tail)
             rows.append(Row(series_label(pair.base.identity, len(caches) > 1), metric, better,
                             pair.base.series_key, noise, result,
                             tuple(f"{k}: {x} vs {y}" for k, x, y in pair.differences),

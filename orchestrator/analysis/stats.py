@@ -5,7 +5,8 @@ median of each side, the ratio of medians (candidate / baseline), a bootstrap 95
 interval of that ratio (percentile method, fixed seed so a report is reproducible) and a
 two-sided Mann–Whitney U p-value (scipy; rank based, so one outlier repetition cannot make a
 change significant). A change is called only when all three agree: p < alpha, the CI excludes 1,
-and the size passes the effective threshold = max(configured minimum effect, k × measured noise).
+and the size passes the effective threshold = max(configured minimum effect, k × measured noise,
+and, between two separate runs, the tail of how far whole runs moved: analysis.noise).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ UNDECIDED = "cannot tell"  # an adaptive A/B whose round or time budget ran out 
 U_TEST = "U test"  # Comparison.test of an unpaired comparison
 BOOTSTRAP_SEED = 20240501
 BOOTSTRAP_RESAMPLES = 4000
+DEFAULT_TAIL_QUANTILE = 0.9  # Thresholds.tail_quantile (analysis.noise)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class Thresholds:
     # Deterministic metrics (instruction counts) are judged by analysis.deterministic instead:
     # a change must exceed this and the spread between their repetitions.
     deterministic_min_effect: float = 0.005
+    # Which quantile of the series' run-to-run changes a change between two separate runs must
+    # also exceed (analysis.noise: the tail of whole-run shifts); 0 leaves the tail out.
+    tail_quantile: float = DEFAULT_TAIL_QUANTILE
 
 
 @dataclass(frozen=True)
@@ -195,10 +200,12 @@ def summarize_samples(base: Sequence[float], cand: Sequence[float]) -> SampleSum
 
 def compare_samples(base: Sequence[float], cand: Sequence[float], better: str,
                     thresholds: Thresholds = Thresholds(), noise: float = 0.0,
-                    summarize: Summarizer = summarize_samples) -> Comparison:
-    """The full comparison of two samples; too few repetitions gives NOT_ENOUGH, never a guess."""
+                    summarize: Summarizer = summarize_samples,
+                    tail: float = math.nan) -> Comparison:
+    """The full comparison of two samples; too few repetitions gives NOT_ENOUGH, never a guess.
+    `tail`: the series' tail of run-to-run changes when the samples are two separate runs."""
     n1, n2 = len(base), len(cand)
-    threshold = effective_threshold(thresholds, noise)
+    threshold = effective_threshold(thresholds, noise, tail)
     if n1 == 0 or n2 == 0:
         nan = float("nan")
         return Comparison(n1, n2, nan, nan, nan, nan, nan, nan, threshold, NOT_ENOUGH)
@@ -232,8 +239,15 @@ def robust_cv(values: Sequence[float]) -> float:
     return float(1.4826 * np.median(np.abs(arr - med)) / abs(med))
 
 
-def effective_threshold(thresholds: Thresholds, noise: float) -> float:
-    """max(min_effect, noise_k × noise); an unmeasured (NaN) noise counts as unmeasured_noise."""
+def effective_threshold(thresholds: Thresholds, noise: float, tail: float = math.nan) -> float:
+    """max(min_effect, noise_k × noise, tail): the one rule of every verdict.
+
+    An unmeasured (NaN) noise counts as unmeasured_noise. `tail` (analysis.noise.Noise.tail, a
+    quantile of the series' run-to-run changes) is given only for two separate runs: the rounds
+    of a paired A/B job cancel the whole-run shifts it measures; NaN (none measured) adds nothing.
+    It enters as it is, not × noise_k: it is already the size of a change that whole runs of one
+    build reached."""
     if not math.isfinite(noise):
         noise = thresholds.unmeasured_noise
-    return max(thresholds.min_effect, thresholds.noise_k * noise)
+    threshold = max(thresholds.min_effect, thresholds.noise_k * noise)
+    return max(threshold, tail) if math.isfinite(tail) else threshold

@@ -47,10 +47,16 @@ def check_counts(threads: int, repetitions: int, warmups: int, timeout_s: float)
 
 
 def check_thresholds(alpha: float, min_effect: float, noise_k: float,
-                     unmeasured_noise: float) -> None:
-    """The gate's thresholds: a probability in (0, 1) and non-negative effects."""
+                     unmeasured_noise: float, tail_quantile: float | None = None) -> None:
+    """The gate's thresholds: a probability in (0, 1), a quantile in [0, 1] (None: not given
+    here, as by the command-line overrides) and non-negative effects."""
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha={alpha:g}; use a probability between 0 and 1, e.g. 0.05")
+    # A YAML `nan` or `0.9x` is a string: refused here too, not as a TypeError later.
+    number = isinstance(tail_quantile, (int, float)) and not isinstance(tail_quantile, bool)
+    if tail_quantile is not None and not (number and 0 <= tail_quantile <= 1):
+        raise ConfigError(f"tail_quantile={tail_quantile!r}; use a quantile from 0 to 1, e.g. "
+                          f"0.9 (0 leaves the tail of run-to-run changes out)")
     for name, value in (("min_effect", min_effect), ("noise_k", noise_k),
                         ("unmeasured_noise", unmeasured_noise)):
         if not value >= 0:

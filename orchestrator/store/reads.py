@@ -11,7 +11,7 @@ import functools
 import json
 import re
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import duckdb
 
@@ -209,18 +209,26 @@ def history_lists_sql(rows: str) -> str:
 
 def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
                  metrics: Sequence[str]) -> History:
-    """Per-run medians of these series and metrics in every run (oldest first), and the A/A
-    pairs: what analysis.noise measures a series' noise from."""
+    """Per-run medians of these series and metrics in every run (oldest first), the A/A
+    pairs and each run's build: what analysis.noise measures a series' noise from."""
     lists = con.execute(history_lists_sql(history_rows_sql()),
                         [list(series_keys), list(metrics)]).fetchall()
-    return history_of(lists, aa_pairs(con))
+    return history_of(lists, aa_pairs(con), run_builds(con))
 
 
 def history_of(lists: Iterable[tuple[str, str, list[str], list[float]]],
-               pairs: Sequence[tuple[str, str]]) -> History:
+               pairs: Sequence[tuple[str, str]],
+               builds: Mapping[str, str] | None = None) -> History:
     """A History from (series key, metric, run ids, medians) rows, each list oldest run first."""
     return History({(key, metric): tuple(zip(runs, map(float, values)))
-                    for key, metric, runs, values in lists}, tuple(pairs))
+                    for key, metric, runs, values in lists}, tuple(pairs), dict(builds or {}))
+
+
+def run_builds(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """run → the build (binary) it measured, of the runs that name one (an import names none):
+    the noise's run-to-run changes are of runs of one build (analysis.noise)."""
+    return dict(con.execute(
+        "SELECT run_id, build_id FROM runs WHERE build_id IS NOT NULL").fetchall())
 
 
 def aa_pairs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
@@ -320,7 +328,8 @@ def _remembered(load: Callable[..., History]) -> Callable[..., History]:
             if keys <= known_keys and names <= known_names:
                 # Each (series, metric)'s medians are its own rows: a subset reads the same.
                 return History({k: v for k, v in history.medians.items()
-                                if k[0] in keys and k[1] in names}, history.aa_pairs)
+                                if k[0] in keys and k[1] in names}, history.aa_pairs,
+                               history.builds)
         history = load(con, series_keys, metrics)
         remembered.append((keys, names, history))
         return history

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, series_noise
+from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, Noise, series_noise
 from orchestrator.analysis.stats import Thresholds, effective_threshold
 
 from ..data.frames import records
@@ -42,7 +42,15 @@ def _history(points: pd.DataFrame, positions: dict[str, np.ndarray],
              aa_pairs: Sequence[tuple[str, str]]) -> History:
     run_ids, medians = points["run_id"].to_numpy(), points["ops_median"].to_numpy(dtype=float)
     return History({(key, METRIC): tuple(zip(run_ids[p].tolist(), medians[p].tolist()))
-                    for key, p in positions.items()}, tuple(aa_pairs))
+                    for key, p in positions.items()}, tuple(aa_pairs), _builds(points))
+
+
+def _builds(points: pd.DataFrame) -> dict[str, str]:
+    """run → its build, as store.reads.run_builds reads it (`points.build_id` is the run's)."""
+    if "build_id" not in points:
+        return {}
+    known = points[points["build_id"].notna()]
+    return dict(zip(known["run_id"].tolist(), known["build_id"].tolist()))
 
 
 def _pct(value: float | None) -> str:
@@ -64,25 +72,45 @@ def noise_table(points: pd.DataFrame, aa_pairs: Sequence[tuple[str, str]],
     newest = records(points.iloc[[mine[-1] for mine in positions.values()]])
     rows = []
     for (key, mine), last in zip(positions.items(), newest):
-        noise = series_noise(history, key, METRIC, (last["run_id"],))
+        noise = series_noise(history, key, METRIC, (last["run_id"],), thresholds.tail_quantile)
         largest = max((abs(v) for v in noise.aa_changes), default=float("nan"))
         label = f"{last['workload']} · {describe(last)}"
         rows.append([Link(label, run_href(last["run_id"], base)),
                      noise.runs, _pct(noise.spread), _pct(_within_cv(cvs[mine])),
                      len(noise.aa_changes), _pct(largest), _pct(noise.value),
-                     _pct(effective_threshold(thresholds, noise.value))])
+                     _changes(noise), _pct(noise.tail),
+                     _pct(effective_threshold(thresholds, noise.value, noise.tail))])
     return Table(("Series (newest run)", "Other runs", "Spread of run medians",
                   "Spread within a run", "A/A pairs", "Largest A/A change", "Noise",
-                  "Threshold used"), rows)
+                  "Run-to-run changes", "Tail of the changes", "Threshold used"), rows)
+
+
+def _changes(noise: Noise) -> str:
+    """How many changes the tail was taken from, and whether of one build (else any)."""
+    if not noise.changes:
+        return MISSING
+    return f"{noise.changes}" if noise.same_build else f"{noise.changes} (any build)"
 
 
 def noise_intro(thresholds: Thresholds) -> str:
+    tail = thresholds.tail_quantile > 0
     return (f"Noise is what a change must beat. Per series, over every run but its newest: the "
             f"spread of its per-run median ops/s (1.4826 × MAD / median, from "
             f"{MIN_RUNS_FOR_SPREAD} runs on) and the median change of its A/A pairs (`tidemark "
             f"ab` with one build on both sides); the larger of the two is its noise (– while "
-            f"neither is measured: {thresholds.unmeasured_noise:.0%} is then assumed). A change "
-            f"of the newest run is called only above max({thresholds.min_effect:.0%}, "
-            f"{thresholds.noise_k:g} × noise), the threshold the Summary, the Gate and `tidemark "
+            f"neither is measured: {thresholds.unmeasured_noise:.0%} is then assumed). "
+            f"{_tail(thresholds)} A change of the newest run is called only above "
+            f"max({thresholds.min_effect:.0%}, {thresholds.noise_k:g} × noise"
+            f"{', tail' if tail else ''}), the threshold the Summary, the Gate and `tidemark "
             f"gate` used. Spread within a run is for context: a median of repetitions already "
             f"averages it.")
+
+
+def _tail(thresholds: Thresholds) -> str:
+    if not thresholds.tail_quantile > 0:
+        return "The tail of run-to-run changes is left out (tail_quantile 0)."
+    return (f"That spread ignores the occasional shift of a whole run, which makes false "
+            f"alarms; the tail does not: the {thresholds.tail_quantile:.0%} quantile of the sizes "
+            f"of the changes m2 / m1 − 1 between its consecutive runs of one build (of any "
+            f"builds while no two consecutive runs share one; the two sides of an A/A pair are "
+            f"not two separate runs), the largest while there are too few to place it.")

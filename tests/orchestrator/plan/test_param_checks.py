@@ -44,3 +44,14 @@ def test_thresholds_in_range(tmp_path, alpha, min_effect, message):
     with pytest.raises(ConfigError, match=message):
         load_gate_conf(conf)
     check_thresholds(GateConf().alpha, GateConf().min_effect, 2.0, 0.03)
+
+
+@pytest.mark.parametrize("quantile", ["1.5", "-0.1", ".nan", "nan", "true"])
+def test_tail_quantile_in_range(tmp_path, quantile):
+    conf = tmp_path / "gate.yaml"
+    conf.write_text(f"tail_quantile: {quantile}\n")
+    with pytest.raises(ConfigError, match=r"^tail_quantile=.*; use a quantile from 0 to 1"):
+        load_gate_conf(conf)
+    conf.write_text("tail_quantile: 0\n")  # the tail left out
+    assert load_gate_conf(conf).thresholds.tail_quantile == 0
+    assert GateConf().thresholds.tail_quantile == 0.9

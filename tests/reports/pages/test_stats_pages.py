@@ -43,9 +43,19 @@ def test_noise_page_shows_the_noise_the_newest_run_was_judged_with():
     row = page.sections[0].tables[0].rows[0]
     assert row[0].href == "../runs/r04.md"
     # 4 other runs: spread 1.4826 × MAD(1.5) / 100 = 2.2 %; A/A median 3.046 % → noise 3.0 %;
-    # threshold = max(5 % minimum effect, 2 × 3.046 %) = 6.1 %
-    assert row[1:] == [4, "2.2%", "2.0%", 2, "3.1%", "3.0%", "6.1%"]
-    assert "max(5%, 2 × noise)" in page.intro
+    # run-to-run changes: only 103 → 97 (the A/A pairs' sides are not two separate runs; the
+    # frame names no build, so of any build): tail 5.8 %;
+    # threshold = max(5 % minimum effect, 2 × 3.046 %, 5.8 %) = 6.1 %
+    assert row[1:] == [4, "2.2%", "2.0%", 2, "3.1%", "3.0%", "1 (any build)", "5.8%", "6.1%"]
+    assert "max(5%, 2 × noise, tail)" in page.intro and "90% quantile" in page.intro
+
+
+def test_noise_page_shows_the_tail_of_runs_of_one_build():
+    medians = [100.0, 102, 100, 98, 100, 115, 100, 98, 100, 102, 101]  # run 5 shifted +15 %
+    frame = points(medians, ["1.23"] * 11).assign(build_id=["b1"] * 11)
+    row = noise_page(frame, [], Thresholds(min_effect=0.05)).sections[0].tables[0].rows[0]
+    # The spread ignores the shifted run (1.5 %: 3.0 % × 2); the tail is the 15 % change.
+    assert row[2] == "1.5%" and row[-3:] == ["9", "15.0%", "15.0%"]
 
 
 def test_ab_page_links_medians_to_their_runs_and_names_differences():
