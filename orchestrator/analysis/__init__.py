@@ -2,7 +2,8 @@
 
 - `identity`: what makes two measurements one series, and what may differ but is named;
 - `pairing`: which series of two runs are compared, and when a comparison is refused;
-- `noise`: a series' noise between runs (history medians and A/A pairs);
+- `noise`: a series' noise between runs (history medians and A/A pairs) and the tail of its
+  run-to-run changes;
 - `stats`: the tests (Mann–Whitney U, bootstrap CI of the ratio of medians) and thresholds;
 - `paired`: A/B designs, and paired jobs judged on per-round ratios (Wilcoxon signed-rank);
 - `sequential`: the adaptive A/B stopping rule (when another round is needed);

@@ -7,7 +7,7 @@ rounds, so every place gives the verdict the job stopped on.
 The rule
 --------
 Let d_i = log(b_i / a_i) be the log paired ratio of round i, t the decision threshold (the same
-max(min_effect, noise_k × noise) as every comparison, stats.effective_threshold), N the round
+max(min_effect, noise_k × noise) as every paired comparison, stats.effective_threshold), N the round
 budget (--max-rounds) and alpha the significance level. Looks happen after every round
 n = n0, n0 + 1, …, N: K = N − n0 + 1 planned looks. At each look the two-sided confidence
 interval [lo, hi] of the centre of d (its pseudo-median, exp of which is the typical ratio) is

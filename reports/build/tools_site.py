@@ -43,7 +43,8 @@ KIND = "tool-data"  # the published files kept in out/cache between builds
 def thresholds_text(gate: GateConf) -> str:
     t = gate.thresholds
     return (f"U test at alpha {t.alpha:g}, a change of at least {t.min_effect:.0%} and "
-            f"{t.noise_k:g} × the series' noise between runs")
+            f"{t.noise_k:g} × the series' noise between runs, and between two separate runs the "
+            f"{t.tail_quantile:g} quantile of its run-to-run changes")
 
 
 def write_tool_pages(env: jinja2.Environment, docs: Path, gate: GateConf) -> list[dict[str, str]]:

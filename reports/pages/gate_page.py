@@ -52,7 +52,7 @@ def gate_page(runs: pd.DataFrame, verdicts: SiteVerdicts, lookup: PointLookup) -
     intro = Markup(
         "Candidate [{}]({}) against baseline [{}]({}), {}: **{}** over {} series in common. A "
         "series fails when its ops/s is slower by more than its threshold, max(minimum effect, "
-        "k × noise), with the U test and the bootstrap CI agreeing (an instruction count, when "
+        "k × noise, the tail of its run-to-run changes), with the U test and the bootstrap CI agreeing (an instruction count, when "
         "gated, when it exceeds max(deterministic minimum effect, its spread)); the gate cannot tell (and "
         "does not pass) with too few repetitions, series missing from the candidate, failed "
         "invocations or a candidate run that did not end ok. In CI: <code>{}</code> exits 0 on "

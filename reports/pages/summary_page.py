@@ -155,7 +155,8 @@ def _baseline_text(verdicts: SiteVerdicts) -> Markup:
 
 INTRO = Markup(
     "A change is called only when it is larger than the series' threshold (the larger of the "
-    "minimum effect and twice the series' run-to-run noise) and a Mann–Whitney U test on the "
+    "minimum effect, twice the series' run-to-run noise and the 90 % quantile of how far its "
+    "whole runs moved) and a Mann–Whitney U test on the "
     "repetitions and a bootstrap 95 % confidence interval agree; the two runs of one A/B job "
     "are judged round by round, instruction counts by their own rule. Δ is coloured by that "
     "verdict, not by its sign. See the [methodology](methodology.md).")
