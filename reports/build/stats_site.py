@@ -12,10 +12,11 @@ from orchestrator.gate import GateConf
 from ..data.comparisons import SiteVerdicts
 from ..data.site_cache import RememberedSteps, SiteCache
 from ..data.stats_data import read_stats
+from ..pages.regression_pages import bisects_page, confirmations_page
 from ..pages.stats_pages import ab_page, changepoints_page, noise_page, targets_page
 from . import forked, render
 
-PAGES = ("noise", "change-points", "ab", "targets")
+PAGES = ("noise", "change-points", "ab", "confirmations", "bisects", "targets")
 
 
 def _write(env: jinja2.Environment, docs: Path, name: str, page: Any) -> dict[str, Any]:
@@ -31,7 +32,8 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
     data = read_stats(db, gate)
     pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
              "change-points": changepoints_page(points, detect=steps.detect),
-             "ab": ab_page(data)}
+             "ab": ab_page(data), "confirmations": confirmations_page(data),
+             "bisects": bisects_page(data)}
     return {name: _write(env, docs, name, page) for name, page in pages.items()}
 
 

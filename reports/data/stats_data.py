@@ -3,7 +3,7 @@ orchestrator.verdicts as `tidemark ab` makes it."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,10 @@ class AbPair:
 @dataclass(frozen=True)
 class StatsData:
     ab_pairs: list[AbPair]
+    # `tidemark gate --confirm`'s confirmations and `tidemark bisect`'s bisects, newest first,
+    # as stored (store: confirmations, bisects; JSON columns decoded).
+    confirmations: list[dict[str, Any]] = field(default_factory=list)
+    bisects: list[dict[str, Any]] = field(default_factory=list)
 
 
 _AB = ("SELECT ab_id, run_a, run_b, seed, same_build, overrides_a::VARCHAR, overrides_b::VARCHAR, "
@@ -58,6 +62,21 @@ def read_stats(db: Path, conf: GateConf) -> StatsData:
                                 json.loads(over_b or "[]"), json.loads(schedule or "[]"), report,
                                 error, design or "interleaved",
                                 json.loads(adaptive) if adaptive else None))
+        confirmations = _rows(con, "confirmations", "created_at", ("between", "paired"))
+        bisects = _rows(con, "bisects", "created_at", ("overrides", "commits", "steps"))
     finally:
         con.close()
-    return StatsData(pairs)
+    return StatsData(pairs, confirmations, bisects)
+
+
+def _rows(con: Any, table: str, order: str, json_columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every row of a table (none before its schema version), newest first, JSON decoded."""
+    if not has_table(con, table):
+        return []
+    cursor = con.execute(f"SELECT * FROM {table} ORDER BY {order} DESC")
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    for row in rows:
+        for column in json_columns:
+            row[column] = json.loads(row[column]) if row[column] else None
+    return rows

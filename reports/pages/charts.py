@@ -269,3 +269,25 @@ def power_chart(lines: list[dict[str, Any]], div_id: str) -> str:
     return _line_chart(lines, "x", "y", "planted +%{x}%<br>called slower in %{y:.0f}% of trials"
                        "<extra></extra>", dict(title=dict(text="planted cost per read (%)")),
                        dict(title=dict(text="trials called slower (%)"), range=[0, 105]), div_id)
+
+
+def commit_chart(points: list[dict[str, Any]], div_id: str) -> str:
+    """A bisect's judged commits in commit order: each one's paired change against the good
+    commit with its interval, coloured by its state (good, bad, skip); hover names the commit."""
+    colors = {"good": COLORS[2], "bad": COLORS[1], "skip": COLORS[6]}
+    traces = []
+    for state in ("good", "bad", "skip"):
+        mine = [p for p in points if p["state"] == state]
+        if not mine:
+            continue
+        traces.append(dict(
+            type="scatter", mode="markers", name=state, x=[p["number"] for p in mine],
+            y=[p["change"] for p in mine], marker=dict(color=colors[state], size=10),
+            error_y=dict(type="data", symmetric=False, array=[p["up"] for p in mine],
+                         arrayminus=[p["down"] for p in mine]),
+            text=[html.escape(p["label"]) for p in mine],
+            hovertemplate="%{text}<br>%{y:+.1f}% against the good commit<extra></extra>"))
+    layout = _layout(dict(title=dict(text="commit (in commit order)"), dtick=1),
+                     dict(title=dict(text="change against the good commit (%)"),
+                          zeroline=True, automargin=True), [t["name"] for t in traces])
+    return _fragment(traces, layout, div_id)

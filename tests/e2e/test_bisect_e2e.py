@@ -13,7 +13,7 @@ from tests.e2e.git_engine import commit_get_cost, commit_note, git, git_engine, 
 
 pytestmark = pytest.mark.engine
 
-WORKLOAD = ["machine=ci-2core", "workload=readrandom", "workload.params.num=200000",
+WORKLOAD = ["machine=ci-2core", "workload=readrandom", "workload.params.num=100000",
             "counters=false"]
 
 
@@ -52,6 +52,12 @@ def test_bisect_names_commit_11_in_six_builds(tmp_path):
     built = dict(query(tmp_path, "SELECT commit_sha, count(*) FROM builds GROUP BY 1"))
     assert set(built.values()) == {1} and len(built) == builds
     assert set(built) <= set(shas)
+    # The site's Bisects page: the judged commits in commit order, the step at commit 11 named.
+    out = tmp_path / "site"
+    tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out", str(out))
+    page = (out / "site" / "statistics" / "bisects.html").read_text()
+    assert f"first bad commit {shas[10][:12]} (11 of 16): commit 11: make every read spin" in page
+    assert 'id="bisect-0"' in page and "against the good commit" in page
 
 
 def test_a_range_without_a_regression_says_so(tmp_path):

@@ -75,6 +75,10 @@ def test_a_dearer_commit_is_confirmed_and_exits_1(tmp_path):
                            "(p.run_a, p.run_b) JOIN builds b USING (build_id) WHERE p.ab_id = ? "
                            "ORDER BY r.run_id", [ab_id])
     assert [s for (s,) in shas] == [good, bad]
+    out = tmp_path / "site"
+    tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out", str(out))
+    page = (out / "site" / "statistics" / "confirmations.html").read_text()
+    assert "confirmed" in page and cand in page and "flagged between runs" in page
 
 
 def _hyperfine(path: Path, times: list[float]) -> Path:

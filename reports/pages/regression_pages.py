@@ -1,0 +1,116 @@
+"""Pages of regressions traced (pure): confirmations of flagged changes, and bisects.
+
+What `tidemark gate --confirm` (analysis.confirm) and `tidemark bisect` (analysis.bisect) found
+and stored, shown as stored: these pages decide nothing. Every number links to the run that
+produced it: a between-run change to the candidate run, a paired change to side B of its job.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from markupsafe import Markup
+
+from ..data.stats_data import StatsData
+from .charts import commit_chart
+from .format import MISSING, Link, escape_text
+from .shared import run_href
+from .tables import Page, Section, Table
+
+
+def _pct(ratio: float | None) -> str:
+    return f"{(ratio - 1) * 100:+.1f}%" if ratio is not None and math.isfinite(ratio) else MISSING
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return MISSING
+    return f"{(low - 1) * 100:+.1f}% … {(high - 1) * 100:+.1f}%"
+
+
+def _side_b(ab_id: str | None) -> str:
+    """Side B's run of an `ab` job: its id is the job's without "ab-", and "-b" (run/ab.py)."""
+    return f"{ab_id[3:]}-b" if ab_id else ""
+
+
+def _confirmation_row(c: dict[str, Any], base: str) -> list[Any]:
+    between, paired = c["between"] or {}, c["paired"] or {}
+    flagged = Link(f"{_pct(between.get('ratio'))} (threshold "
+                   f"{between.get('threshold', math.nan) * 100:.1f}%)", run_href(c["cand_run"], base))
+    found = MISSING
+    if paired:
+        found = Link(f"{_pct(paired.get('ratio'))}, {_interval(paired.get('ci_low'), paired.get('ci_high'))}, "
+                     f"{paired.get('cand_n')} rounds", run_href(_side_b(c["ab_id"]), base))
+    why = "one build on both sides: the machine drifted" if c["same_build"] else (c["why"] or "")
+    return [str(c["created_at"])[:16], c["label"], c["metric"],
+            Link(c["base_run"], run_href(c["base_run"], base)),
+            Link(c["cand_run"], run_href(c["cand_run"], base)), flagged, c["verdict"], found, why]
+
+
+def confirmations_page(data: StatsData, base: str = "../") -> Page:
+    intro = Markup(
+        "A change between two separate runs is only flagged: whole runs of one binary move by "
+        "several percent on a shared machine. <code>tidemark gate --confirm</code> re-measures "
+        "both runs' builds interleaved and paired (an adaptive A/B job, on the run's pinned CPU), "
+        "judged at the threshold the flag crossed, and the gate exits on that: "
+        "<b>confirmed</b>, <b>not confirmed</b> (no change), <b>cannot tell</b>, or "
+        "<b>provisional</b> when the runs could not be measured again (an import, another "
+        "machine, a build its recipe no longer makes). A provisional regression never passes.")
+    rows = [_confirmation_row(c, base) for c in data.confirmations]
+    table = Table(("when (UTC)", "series", "metric", "baseline", "candidate",
+                   "flagged between runs", "confirmation", "paired: change, 95% interval, rounds",
+                   "note"), rows, (False,) * 9)
+    sections = [Section("Every confirmation", tables=[table])] if rows else []
+    return Page("Confirmations", intro, sections, wide=True,
+                empty="No `tidemark gate --confirm` has run against this database yet.")
+
+
+def _found_text(bisect: dict[str, Any]) -> str:
+    commits = bisect["commits"] or []
+    first = next((c for c in commits if c["sha"] == bisect["first_bad"]), None)
+    if bisect["status"] != "done":
+        return "unfinished: the same command resumes it from these steps"
+    if first is None:
+        return "no regression in this range: the bad end is not worse than the good one"
+    number = commits.index(first) + 1
+    return (f"first bad commit {first['sha'][:12]} ({number} of {len(commits)}): "
+            f"{first['subject']} — {first['author']}, {first['date']}")
+
+
+def _bisect_section(bisect: dict[str, Any], base: str, index: int) -> Section:
+    commits = bisect["commits"] or []
+    steps = sorted(bisect["steps"] or [], key=lambda s: s["index"])
+    good = commits[0] if commits else {"sha": bisect["good"], "subject": ""}
+    text = Markup("<b>{}</b><br>{} commits from {} ({}) to {}; {} against the good commit, "
+                  "each judged commit paired with it in its own A/B job<br>"
+                  "<code>{}</code>").format(
+        escape_text(_found_text(bisect)), len(commits), escape_text(good["sha"][:12]),
+        escape_text(good["subject"]), escape_text(bisect["bad"][:12]),
+        escape_text(bisect["metric"]), escape_text(" ".join(bisect["overrides"] or [])))
+    rows = [[str(s["index"] + 1), s["sha"][:12], s["subject"], s["state"],
+             Link(_pct(s["ratio"]), run_href(_side_b(s["ab_id"]), base)) if s["ab_id"]
+             else MISSING, _interval(s["ci_low"], s["ci_high"]), str(s["rounds"]),
+             s["why"] or ""] for s in steps]
+    table = Table(("#", "commit", "subject", "state", "change", "95% interval", "rounds",
+                   "note"), rows, (True, False, False, False, True, True, True, False))
+    chart = commit_chart([{
+        "number": s["index"] + 1, "state": s["state"],
+        "change": (s["ratio"] - 1) * 100 if s["ratio"] is not None else 0.0,
+        "up": (s["ci_high"] - s["ratio"]) * 100 if s["ci_high"] is not None else 0.0,
+        "down": (s["ratio"] - s["ci_low"]) * 100 if s["ci_low"] is not None else 0.0,
+        "label": f"{s['index'] + 1}. {s['sha'][:12]} {s['subject']}: {s['state']}"}
+        for s in steps], f"bisect-{index}")
+    return Section(bisect["bisect_id"], text=text, tables=[table], chart=chart)
+
+
+def bisects_page(data: StatsData, base: str = "../") -> Page:
+    intro = Markup(
+        "<code>tidemark bisect --good REF --bad REF -- OVERRIDES</code> builds commits of the "
+        "range (each once, into the build cache) and measures each against the good commit in "
+        "a paired, adaptive A/B job: the bad end at the minimum effect, then the commit nearest "
+        "the middle of what is left, at half the regression the bad end showed. A commit that "
+        "does not build, or that two jobs could not tell, is skipped. The chart shows the judged "
+        "commits in commit order.")
+    return Page("Bisects", intro, [_bisect_section(b, base, i)
+                                   for i, b in enumerate(data.bisects)],
+                empty="No `tidemark bisect` has run against this database yet.")
