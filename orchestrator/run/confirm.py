@@ -77,7 +77,10 @@ def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
     base, cand = runs
     here = machine.capture_facts(db.parent)["fingerprint"]
     why = why_not_remeasurable(base, sides[0], here) or why_not_remeasurable(cand, sides[1], here)
-    same_build = base.get("build_id") == cand.get("build_id")
+    # One build and one config on both sides (as ab_pairs.same_build): whatever moved between
+    # the runs was the machine. A planted cost on one side is the same build, not a drift.
+    same_build = base.get("build_id") == cand.get("build_id") and (
+        None in sides or sorted(sides[0].overrides) == sorted(sides[1].overrides))  # type: ignore[union-attr]
     if why:
         done = [judge(r, None, same_build, why=why) for r in rows]
     else:
