@@ -37,7 +37,8 @@ COMMANDS = {"run": _delegate("run", "run_command", with_console=False),
             "compare": _delegate("stats", "compare_command"),
             "gate": _delegate("stats", "gate_command"),
             "ab": _delegate("stats", "ab_command"),
-            "bisect": _delegate("bisect", "bisect_command")}
+            "bisect": _delegate("bisect", "bisect_command"),
+            "alert": _delegate("alert", "alert_command")}
 
 
 def _exit_without_teardown() -> None:
@@ -67,7 +68,8 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]\n"
               f"  tidemark compare BASE CAND | gate [--baseline RUN] [--confirm] | ab --a ... "
               f"--b ... -- OVERRIDES   (--help on each)\n"
-              f"  tidemark bisect --good REF --bad REF -- OVERRIDES   the commit that made it slower",
+              f"  tidemark bisect --good REF --bad REF -- OVERRIDES   the commit that made it slower\n"
+              f"  tidemark alert [list] | ack|false-alarm|fixed ALERT [--note T] [--by REF]",
               file=sys.stderr)
         raise SystemExit(2)
     fast_exit = as_program and argv[0] == "site"

@@ -200,4 +200,14 @@ MIGRATIONS.append((11, [
         first_bad VARCHAR, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ)""",
 ]))
 
+# Alerts (analysis.alerts): each confirmed change, with the state people give it
+# (`tidemark alert`: new → acknowledged | false alarm | fixed) and when, why and by what.
+MIGRATIONS.append((12, [
+    """CREATE TABLE alerts (
+        alert_id VARCHAR PRIMARY KEY, created_at TIMESTAMPTZ, base_run VARCHAR, cand_run VARCHAR,
+        series_key VARCHAR, metric VARCHAR, label VARCHAR, direction VARCHAR, ab_id VARCHAR,
+        between_change DOUBLE, paired_change DOUBLE, threshold DOUBLE, state VARCHAR,
+        state_at TIMESTAMPTZ, note VARCHAR, fixed_by VARCHAR)""",
+]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 
 from ..adapters.results import StoredAggregate
+from ..analysis.alerts import NEW, alerts_of
 from ..analysis.confirm import Confirmation
 from ..analysis.identity import SERIES_KEYS
 from ..build.engine import Build
@@ -255,11 +256,35 @@ class Store:
                  _json(asdict(c.between)), _json(asdict(c.paired)) if c.paired else None,
                  c.same_build, c.ab_id or None, c.why or None, now] for c in confirmations]
 
+        alerts = [[a.alert_id, now, base_run, cand_run, a.series_key, a.metric, a.label,
+                   a.direction, a.ab_id, a.between_change, a.paired_change, a.threshold, NEW, now]
+                  for a in alerts_of(cand_run, confirmations)]
+
         def write() -> None:
             self.con.executemany("INSERT INTO confirmations VALUES "
                                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            if alerts:  # a confirmed change is an alert (once per run, series and metric)
+                self.con.executemany(
+                    "INSERT INTO alerts (alert_id, created_at, base_run, cand_run, series_key, "
+                    "metric, label, direction, ab_id, between_change, paired_change, threshold, "
+                    "state, state_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT DO NOTHING", alerts)
         if rows:
             self._in_transaction(write)
+
+    @_session
+    def set_alert_state(self, alert_id: str, state: str, note: str = "",
+                        fixed_by: str = "") -> None:
+        """`tidemark alert STATE ID`: the state, when, and the note or fixing run/commit."""
+        found = self.con.execute("SELECT 1 FROM alerts WHERE alert_id = ?", [alert_id]).fetchone()
+        if not found:
+            known = [a for (a,) in self.con.execute(
+                "SELECT alert_id FROM alerts ORDER BY created_at DESC LIMIT 3").fetchall()]
+            raise StoreError(f"no alert {alert_id!r} in {self.path}; newest: "
+                             f"{', '.join(known) or 'none'} (tidemark alert list)")
+        self.con.execute("UPDATE alerts SET state = ?, state_at = ?, note = coalesce(?, note), "
+                         "fixed_by = coalesce(?, fixed_by) WHERE alert_id = ?",
+                         [state, _now(), note or None, fixed_by or None, alert_id])
 
     @_session
     def save_bisect(self, bisect: dict[str, Any]) -> None:
@@ -433,8 +458,9 @@ class Store:
             for table in ("invocations", "aggregates", "run_notes", "runs"):
                 self.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             self.con.execute("DELETE FROM ab_pairs WHERE run_a = ? OR run_b = ?", [run_id, run_id])
-            self.con.execute("DELETE FROM confirmations WHERE base_run = ? OR cand_run = ?",
-                             [run_id, run_id])
+            for table in ("confirmations", "alerts"):
+                self.con.execute(f"DELETE FROM {table} WHERE base_run = ? OR cand_run = ?",
+                                 [run_id, run_id])
         self._in_transaction(delete)
         return int(count)
 

@@ -12,11 +12,11 @@ from orchestrator.gate import GateConf
 from ..data.comparisons import SiteVerdicts
 from ..data.site_cache import RememberedSteps, SiteCache
 from ..data.stats_data import read_stats
-from ..pages.regression_pages import bisects_page, confirmations_page
+from ..pages.regression_pages import alerts_page, bisects_page, confirmations_page
 from ..pages.stats_pages import ab_page, changepoints_page, noise_page, targets_page
 from . import forked, render
 
-PAGES = ("noise", "change-points", "ab", "confirmations", "bisects", "targets")
+PAGES = ("noise", "change-points", "ab", "confirmations", "alerts", "bisects", "targets")
 
 
 def _write(env: jinja2.Environment, docs: Path, name: str, page: Any) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def write_stats_pages(env: jinja2.Environment, docs: Path, db: Path, points: pd.
     pages = {"noise": noise_page(points, aa_pairs, gate.thresholds),
              "change-points": changepoints_page(points, detect=steps.detect),
              "ab": ab_page(data), "confirmations": confirmations_page(data),
-             "bisects": bisects_page(data)}
+             "alerts": alerts_page(data), "bisects": bisects_page(data)}
     return {name: _write(env, docs, name, page) for name, page in pages.items()}
 
 

@@ -38,6 +38,7 @@ class StatsData:
     # as stored (store: confirmations, bisects; JSON columns decoded).
     confirmations: list[dict[str, Any]] = field(default_factory=list)
     bisects: list[dict[str, Any]] = field(default_factory=list)
+    alerts: list[dict[str, Any]] = field(default_factory=list)  # `tidemark alert`'s, newest first
 
 
 _AB = ("SELECT ab_id, run_a, run_b, seed, same_build, overrides_a::VARCHAR, overrides_b::VARCHAR, "
@@ -64,9 +65,10 @@ def read_stats(db: Path, conf: GateConf) -> StatsData:
                                 json.loads(adaptive) if adaptive else None))
         confirmations = _rows(con, "confirmations", "created_at", ("between", "paired"))
         bisects = _rows(con, "bisects", "created_at", ("overrides", "commits", "steps"))
+        alerts = _rows(con, "alerts", "created_at", ())
     finally:
         con.close()
-    return StatsData(pairs, confirmations, bisects)
+    return StatsData(pairs, confirmations, bisects, alerts)
 
 
 def _rows(con: Any, table: str, order: str, json_columns: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from orchestrator.analysis.alerts import triage
+
 from ..data.stats_data import StatsData
 from .charts import commit_chart
 from .format import MISSING, Link, escape_text
@@ -114,3 +116,38 @@ def bisects_page(data: StatsData, base: str = "../") -> Page:
     return Page("Bisects", intro, [_bisect_section(b, base, i)
                                    for i, b in enumerate(data.bisects)],
                 empty="No `tidemark bisect` has run against this database yet.")
+
+
+def _alert_row(a: dict[str, Any], base: str) -> list[Any]:
+    return [a["alert_id"], a["state"], str(a["created_at"])[:16], a["label"], a["metric"],
+            a["direction"],
+            Link(f"{a['between_change'] * 100:+.1f}%", run_href(a["cand_run"], base)),
+            Link(f"{a['paired_change'] * 100:+.1f}%", run_href(_side_b(a["ab_id"]), base)),
+            f"{a['threshold'] * 100:.1f}%",
+            " ".join(x for x in (a["note"] or "", f"fixed by {a['fixed_by']}"
+                                 if a["fixed_by"] else "") if x)]
+
+
+def alerts_page(data: StatsData, base: str = "../") -> Page:
+    intro = Markup(
+        "A change that <code>tidemark gate --confirm</code> confirmed becomes an alert, kept "
+        "in the history with a state: <b>new</b>, then <b>acknowledged</b>, <b>false alarm</b> "
+        "or <b>fixed</b> (<code>tidemark alert ack|false-alarm|fixed ALERT</code>). Each "
+        "series' share of alerts later marked false is shown beside the threshold it was "
+        "flagged at: how often that threshold's confirmed calls were still wrong.")
+    if not data.alerts:
+        return Page("Alerts", intro, [], empty="No confirmed change has made an alert yet.")
+    table = Table(("alert", "state", "when (UTC)", "series", "metric", "kind", "between runs",
+                   "paired", "threshold", "note"), [_alert_row(a, base) for a in data.alerts],
+                  (False,) * 6 + (True,) * 3 + (False,))
+    shares = triage(data.alerts)
+    latest = {}
+    for a in data.alerts:  # newest first: the first seen is the series' latest threshold
+        latest.setdefault((a["series_key"], a["metric"]), a)
+    rows = [[a["label"], a["metric"], f"{a['threshold'] * 100:.1f}%", str(shares[key].alerts),
+             str(shares[key].false_alarms), f"{shares[key].false_share:.0%}"]
+            for key, a in latest.items()]
+    by_series = Table(("series", "metric", "threshold (latest)", "alerts", "marked false",
+                       "share false"), rows, (False, False, True, True, True, True))
+    return Page("Alerts", intro, [Section("Every alert", tables=[table]),
+                                  Section("Triage by series", tables=[by_series])], wide=True)
