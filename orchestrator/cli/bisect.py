@@ -24,6 +24,7 @@ from ..build.filelock import held
 from ..build.revision import Revision, commits_between, mirror
 from ..errors import ConfigError
 from ..store.connection import connect
+from ..store.reads import resolve_run
 from .compose import compose_conf
 
 # What the bisect sets on every side itself.
@@ -36,8 +37,11 @@ def _args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "judged commit is measured paired against the good one (an adaptive tidemark ab). "
         "e.g. tidemark bisect --good v1.22 --bad main -- engine=leveldb engine.source.kind=git "
         "engine.source.path=~/src/leveldb workload=readrandom"))
-    parser.add_argument("--good", required=True, help="a commit, tag or branch without the regression")
-    parser.add_argument("--bad", required=True, help="a later commit, tag or branch with it")
+    parser.add_argument("--good", required=True, help="a commit, tag or branch without the "
+                        "regression, or run=SELECTOR: the commit a stored run measured "
+                        "(e.g. run=label=nightly~1)")
+    parser.add_argument("--bad", required=True, help="a later commit, tag or branch with it, "
+                        "or run=SELECTOR (e.g. run=latest)")
     parser.add_argument("--metric", default="ops_per_sec", help="the metric judged (default ops_per_sec)")
     parser.add_argument("--min-effect", type=float, default=0.02,
                         help="the smallest change that counts at the bad end (default 0.02)")
@@ -56,6 +60,25 @@ def _args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     if own:
         raise ConfigError(f"{own[0]!r}: tidemark bisect sets it for every commit; remove it")
     return args, shared
+
+
+def commit_of_run(db: Path, ref: str) -> str:
+    """`run=SELECTOR` → the commit sha that run's build compiled; any other ref as given."""
+    if not ref.startswith("run="):
+        return ref
+    if not db.exists():
+        raise ConfigError(f"{ref}: no results DB at {db}; give db=PATH after '--'")
+    con = connect(db, read_only=True)
+    try:
+        run_id = resolve_run(con, ref[4:])
+        row = con.execute("SELECT b.commit_sha FROM runs r LEFT JOIN builds b USING (build_id) "
+                          "WHERE r.run_id = ?", [run_id]).fetchone()
+    finally:
+        con.close()
+    if not row or not row[0]:
+        raise ConfigError(f"{ref}: run {run_id} measured a build without a commit (not a git "
+                          f"source); give a commit, tag or branch instead")
+    return row[0]
 
 
 def _commits(conf: Any, good: str, bad: str) -> tuple[str, list[Revision]]:
@@ -116,8 +139,8 @@ def bisect_command(argv: list[str], console: Console) -> None:
 
     args, shared = _args(argv)
     conf, _ = compose_conf(shared)
-    repo, commits = _commits(conf, args.good, args.bad)
     db = Path(conf.db)
+    repo, commits = _commits(conf, commit_of_run(db, args.good), commit_of_run(db, args.bad))
     key = {"repo": repo, "good": commits[0].sha, "bad": commits[-1].sha, "overrides": shared,
            "metric": args.metric}
     bisect = _unfinished(db, key) or {

@@ -8,13 +8,15 @@ noise could decide. The power at 2 % and 5 % is measured in benchmarks/, not ass
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.fixtures import query, tidemark
+from tests.conftest import REPO
+from tests.e2e.fixtures import TIDEMARK, query, tidemark
 from tests.e2e.git_engine import commit_get_cost, commit_note, git_engine, leveldb_repo
 
 pytestmark = pytest.mark.engine
@@ -60,25 +62,38 @@ def test_a_same_binary_pair_flagged_by_a_burner_is_not_confirmed(tmp_path):
     assert "not confirmed" in (tmp_path / "s.md").read_text()
 
 
-def test_a_dearer_commit_is_confirmed_and_exits_1(tmp_path):
+def nightly(tmp: Path, repo: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(REPO / "scripts" / "nightly.sh"), "--out", str(tmp / "out"), "--",
+                           *PINNED, *git_engine(repo, "main")], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=1800,
+                          env={**os.environ, "TIDEMARK": TIDEMARK})
+
+
+def test_the_nightly_flow_confirms_a_dearer_commit_bisects_it_and_exits_1(tmp_path):
+    """scripts/nightly.sh, two nights: the first has nothing to gate against (exit 2); by the
+    second, two commits landed and one makes every read several times dearer: the gate flags
+    readrandom, the paired job (of the two nights' commits, not of the moved branch) confirms
+    it, the bisect names the commit, and the site shows the confirmation."""
     repo = leveldb_repo(tmp_path / "repo")
     good = commit_note(repo, "a commit that changes nothing compiled")
-    base = run(tmp_path, *git_engine(repo, "main"))
+    first = nightly(tmp_path, repo)
+    assert first.returncode == 2, first.stdout + first.stderr
     bad = commit_get_cost(repo, 3000, "make every read spin")
-    cand = run(tmp_path, *git_engine(repo, "main"))
-    commit_note(repo, "the branch moves on")  # the job must measure the runs' commits, not main
-    proc = gate(tmp_path, base, cand, "--confirm")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "confirmed slower" in proc.stdout
-    (ab_id,) = query(tmp_path, "SELECT ab_id FROM confirmations WHERE verdict = 'confirmed'")[0]
-    shas = query(tmp_path, "SELECT b.commit_sha FROM ab_pairs p JOIN runs r ON r.run_id IN "
-                           "(p.run_a, p.run_b) JOIN builds b USING (build_id) WHERE p.ab_id = ? "
-                           "ORDER BY r.run_id", [ab_id])
-    assert [s for (s,) in shas] == [good, bad]
-    out = tmp_path / "site"
-    tidemark(tmp_path, "site", "--db", str(tmp_path / "tidemark.duckdb"), "--out", str(out))
+    head = commit_note(repo, "a note after it")
+    second = nightly(tmp_path, repo)
+    assert second.returncode == 1, second.stdout + second.stderr
+    verdict = (tmp_path / "out" / "verdict.md").read_text()
+    assert "confirmed slower" in verdict
+    assert f"first bad commit {bad} (2 of 3) 'make every read spin'" in verdict
+    out = tmp_path / "out"
+    (ab_id,) = query(out, "SELECT ab_id FROM confirmations WHERE verdict = 'confirmed'")[0]
+    shas = query(out, "SELECT b.commit_sha FROM ab_pairs p JOIN runs r ON r.run_id IN "
+                      "(p.run_a, p.run_b) JOIN builds b USING (build_id) WHERE p.ab_id = ? "
+                      "ORDER BY r.run_id", [ab_id])
+    assert [s for (s,) in shas] == [good, head]
     page = (out / "site" / "statistics" / "confirmations.html").read_text()
-    assert "confirmed" in page and cand in page and "flagged between runs" in page
+    assert "confirmed" in page and "flagged between runs" in page
+    assert "make every read spin" in (out / "site" / "statistics" / "bisects.html").read_text()
 
 
 def _hyperfine(path: Path, times: list[float]) -> Path:
