@@ -16,6 +16,7 @@ from orchestrator.analysis.paired import compare_paired, pair_rounds
 from orchestrator.analysis.sequential import compare_sequential
 from orchestrator.analysis.stats import (FASTER, HIGHER, SLOWER, Thresholds, compare_samples,
                                          robust_cv)
+from benchmarks.confirm_page import section as confirm_section
 from reports.pages.charts import power_chart
 
 NOTES = Path(__file__).with_name("power_notes.md")  # the reading of the results, by hand
@@ -277,6 +278,7 @@ def page(data: dict) -> str:
     if errors:
         lines += [f"{len(errors)} trials gave no verdict (kept in the JSON with the reason): "
                   + "; ".join(sorted({e['error'][:120] for e in errors})), ""]
+    lines += confirm_section()
     if NOTES.is_file():
         lines += [NOTES.read_text().strip(), ""]
     lines += ["Every trial — planted amount, verdict, ratio, CI, p, run ids, every round's values "

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from .analysis_pages import latest_refresh_page, percentiles_page
 from .conditions import cache_states_page, scaling_page
+from .commits_page import commits_page
 from .config_pages import Configs, matrix_page
 from .fleet_page import fleet_page
 from .gate_page import gate_page
@@ -76,6 +77,7 @@ PAGES = (
                lambda i: latest_refresh_page(i.points, i.runs, i.workload_notes())),
     ListedPage("history.md", "Summary", EARLY,
                lambda i: history_page(i.runs, i.points, i.configs.instrumented)),
+    ListedPage("commits.md", "Summary", EARLY, lambda i: commits_page(i.points, i.runs)),
     ListedPage("gate.md", "Summary", VERDICTS,
                lambda i: gate_page(i.runs, i.results.verdicts, i.lookup)),
     ListedPage("percentiles.md", "Analysis", ANALYSIS, lambda i: percentiles_page(i.points)),

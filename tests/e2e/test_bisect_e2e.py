@@ -58,6 +58,9 @@ def test_bisect_names_commit_11_in_six_builds(tmp_path):
     page = (out / "site" / "statistics" / "bisects.html").read_text()
     assert f"first bad commit {shas[10][:12]} (11 of 16): commit 11: make every read spin" in page
     assert 'id="bisect-0"' in page and "against the good commit" in page
+    # The trend in commit order: every judged commit's runs at their commit, commit 11 named.
+    commits = (out / "site" / "commits.html").read_text()
+    assert 'id="commits-0"' in commits and "commit 11: make every read spin" in commits
 
 
 def test_a_range_without_a_regression_says_so(tmp_path):

@@ -49,7 +49,7 @@ PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate
               "runs/index.html", "methodology.html", "matrix.html", "power.html",
               "statistics/noise.html", "statistics/change-points.html", "statistics/ab.html",
               "statistics/targets.html", "statistics/confirmations.html", "statistics/bisects.html",
-              "statistics/alerts.html",
+              "statistics/alerts.html", "commits.html",
               f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html",
               f"runs/{IMPORT_RUN}.html")
 
