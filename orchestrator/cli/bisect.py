@@ -81,7 +81,7 @@ def commit_of_run(db: Path, ref: str) -> str:
     return row[0]
 
 
-def _commits(conf: Any, good: str, bad: str) -> tuple[str, list[Revision]]:
+def commits_of(conf: Any, good: str, bad: str) -> tuple[str, list[Revision]]:
     src = conf.engine.source
     if src.kind != "git" or not src.path:
         raise ConfigError(f"tidemark bisect needs a git engine source, not "
@@ -140,7 +140,7 @@ def bisect_command(argv: list[str], console: Console) -> None:
     args, shared = _args(argv)
     conf, _ = compose_conf(shared)
     db = Path(conf.db)
-    repo, commits = _commits(conf, commit_of_run(db, args.good), commit_of_run(db, args.bad))
+    repo, commits = commits_of(conf, commit_of_run(db, args.good), commit_of_run(db, args.bad))
     key = {"repo": repo, "good": commits[0].sha, "bad": commits[-1].sha, "overrides": shared,
            "metric": args.metric}
     bisect = _unfinished(db, key) or {

@@ -38,7 +38,8 @@ COMMANDS = {"run": _delegate("run", "run_command", with_console=False),
             "gate": _delegate("stats", "gate_command"),
             "ab": _delegate("stats", "ab_command"),
             "bisect": _delegate("bisect", "bisect_command"),
-            "alert": _delegate("alert", "alert_command")}
+            "alert": _delegate("alert", "alert_command"),
+            "backfill": _delegate("backfill", "backfill_command", with_console=False)}
 
 
 def _exit_without_teardown() -> None:
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark compare BASE CAND | gate [--baseline RUN] [--confirm] | ab --a ... "
               f"--b ... -- OVERRIDES   (--help on each)\n"
               f"  tidemark bisect --good REF --bad REF -- OVERRIDES   the commit that made it slower\n"
+              f"  tidemark backfill --refs A..B [--every K] -- OVERRIDES   a range of commits, each built once\n"
               f"  tidemark alert [list] | ack|false-alarm|fixed ALERT [--note T] [--by REF]",
               file=sys.stderr)
         raise SystemExit(2)

@@ -68,3 +68,21 @@ def test_a_local_checkout_with_uncommitted_changes_is_keyed_by_content(tmp_path)
     sha, _, mark, cached = commit_of(tmp_path, dirty)
     assert sha == head and mark and not cached
     assert commit_of(tmp_path, dirtier)[2] not in (None, mark)
+
+
+def test_backfill_measures_every_kth_commit_once_and_resumes(tmp_path):
+    repo = leveldb_repo(tmp_path / "repo")
+    shas = [git(repo, "rev-parse", "HEAD")] + [commit_note(repo, f"note {n}") for n in (2, 3, 4)]
+    db = str(tmp_path / "tidemark.duckdb")
+    where = [f"db={db}", f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
+    engine = git_engine(repo, "main")[:-2] + ["engine.patches=[]"]  # backfill sets the ref
+    argv = ["backfill", "--refs", f"{shas[0]}..main", "--every", "2", "--", *SMALL, *engine,
+            *where]
+    first = tidemark(tmp_path, *argv)
+    assert "4 commits, 3 chosen (every 2), 0 already measured" in first.stdout
+    measured = query(tmp_path, "SELECT b.commit_sha FROM runs r JOIN builds b USING (build_id) "
+                               "WHERE r.label = 'backfill' ORDER BY b.commit_date, r.started_at")
+    assert sorted(s for (s,) in measured) == sorted([shas[0], shas[2], shas[3]])
+    again = tidemark(tmp_path, *argv)
+    assert "3 already measured" in again.stdout
+    assert query(tmp_path, "SELECT count(*) FROM runs")[0][0] == 3
