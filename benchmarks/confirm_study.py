@@ -7,7 +7,7 @@ on CPU 1), one build throughout, as `nightly.yml` would run it:
 - **Same binary** (`--pairs N`): N + 1 runs in a row into one DB; after each run from the second
   on, the gate against the previous run, four ways: the between-run rule before the tail
   (`tail_quantile: 0`), the rule with the tail (the default), and each of them with `--confirm`
-  (run only when that rule flagged something: a gate that flags nothing is not re-measured).
+  (run only when that rule flagged a regression: nothing else is re-measured).
   Every pair is the same binary, so every exit 1 is a false alarm.
 - **Planted 5 %** (`--planted K`): K trials, each on a copy of the same-binary history (so every
   trial is judged with the same history, and no trial's planted run enters another's): a
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import statistics
 import subprocess
@@ -86,8 +85,7 @@ def judge_pair(db: Path, base: str, cand: str, configs: dict[str, Path]) -> dict
     for name, config in configs.items():
         plain = gate(db, base, cand, config, False)
         out[name] = plain
-        counts = re.search(r"(\d+) slower, (\d+) faster", plain["stdout"])
-        flagged = plain["exit"] == 1 or bool(counts and int(counts.group(2)))
+        flagged = plain["exit"] == 1  # a flagged regression: what --confirm re-measures
         out[f"{name}_confirmed"] = gate(db, base, cand, config, True) if flagged else \
             {**plain, "seconds": 0.0, "confirmations": [], "not_flagged": True}
     return out

@@ -67,7 +67,7 @@ fi
 if [ "$code" -eq 1 ]; then
   bisected=0 SAME=()
   for override in "${RUN[@]}"; do  # the bisect sets the rounds and labels of its own jobs
-    case $override in repetitions=*|label=*) ;; *) SAME+=("$override") ;; esac
+    case $override in repetitions=*|label=*|engine.source.ref=*) ;; *) SAME+=("$override") ;; esac
   done
   "$TIDEMARK" bisect --good "run=label=$LABEL~1" --bad "run=label=$LABEL" -- "${SAME[@]}" \
     "${WHERE[@]}" > "$OUT/bisect.txt" 2>&1 || bisected=$?

@@ -105,7 +105,7 @@ def gate_command(argv: list[str], console: Console) -> None:
     parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
     parser.add_argument("--summary", help="write a Markdown summary (a PR comment) here")
     parser.add_argument("--confirm", action="store_true", help=(
-        "re-measure every flagged series: both runs' builds interleaved and paired on this "
+        "re-measure every flagged regression: both runs' builds interleaved and paired on this "
         "machine (an adaptive tidemark ab), and exit on that verdict; a run that cannot be "
         "re-measured (an import, another machine, a build its recipe no longer makes) keeps a "
         "provisional verdict, and a regression left provisional exits 2"))
@@ -154,7 +154,7 @@ def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
 
     rows = flagged_rows(result.report)
     if not rows:
-        console.print("confirm: no series flagged between the runs; nothing to re-measure",
+        console.print("confirm: no regression flagged between the runs; nothing to re-measure",
                       markup=False)
         return result
     if plan_looks(conf.alpha, args.confirm_rounds) is None:
