@@ -34,6 +34,8 @@ NOT_CONFIRMED = "not confirmed"
 CANNOT_CONFIRM = "cannot tell"
 PROVISIONAL = "provisional"
 FLAGGED = (SLOWER, FASTER)
+DRIFT = ("one build and one config on both sides, so what moved between the runs was the "
+         "machine (not re-measured)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Confirmation:
         """e.g. "readrandom ops_per_sec: flagged between runs −10.8 %; confirmed: no change
         (paired, 24 rounds, −0.3 % … +0.4 %)"."""
         head = f"{self.label} {self.metric}: flagged between runs {self.between.change_pct:+.1f}%"
+        if self.paired is None and self.verdict == NOT_CONFIRMED:
+            return f"{head}; not confirmed: {DRIFT}"
         if self.paired is None:
             return f"{head}; provisional: {self.why}"
         p = self.paired
@@ -73,17 +77,27 @@ def flagged_rows(report: Report) -> list[Row]:
 
 
 def confirm_thresholds(base: Thresholds, rows: Sequence[Row]) -> Thresholds:
-    """The paired job's thresholds: the smallest threshold a flagged row crossed (the strictest
-    question of the job), with no noise term (see the module docstring)."""
+    """The paired job's stopping thresholds: the smallest threshold a flagged row crossed (the
+    strictest question of the job), with no noise term (see the module docstring). Each row is
+    then judged at its own (`row_thresholds`)."""
     floor = min((r.comparison.threshold for r in rows), default=base.min_effect)
     return Thresholds(base.alpha, max(base.min_effect, floor), 0.0, 0.0,
                       base.deterministic_min_effect)
 
 
+def row_thresholds(base: Thresholds, row: Row) -> Thresholds:
+    """The thresholds one flagged row's paired comparison is judged at: the one it crossed."""
+    return confirm_thresholds(base, [row])
+
+
 def judge(row: Row, paired: Comparison | None, same_build: bool, ab_id: str = "",
           why: str = "") -> Confirmation:
-    """The confirmation of one flagged row by its paired comparison (None: not re-measured)."""
-    if paired is None:
+    """The confirmation of one flagged row by its paired comparison (None: not re-measured).
+    With one build and one config on both sides the code cannot have changed: not confirmed,
+    whatever a paired job would find."""
+    if same_build:
+        verdict = NOT_CONFIRMED
+    elif paired is None:
         verdict = PROVISIONAL
     elif paired.verdict == row.comparison.verdict:
         verdict = CONFIRMED

@@ -70,12 +70,17 @@ class History:
 
     `medians[(series_key, metric)]` = ((run_id, median), ...) oldest first;
     `aa_pairs` = ((run_a, run_b), ...) of `tidemark ab` jobs that ran one build on both sides;
-    `builds[run_id]` = the build (binary) it measured; a run without one is of no known build.
+    `builds[run_id]` = the build (binary) it measured; a run without one is of no known build;
+    `experiments` = the runs of A/B jobs between two builds or configs (a confirmation, a bisect
+    step, `tidemark ab --a ... --b ...`): each side measures a change on purpose, so neither
+    enters the noise or the tail (a confirmed regression would otherwise raise the threshold
+    that the next one must clear).
     """
 
     medians: Mapping[tuple[str, str], Sequence[tuple[str, float]]] = field(default_factory=dict)
     aa_pairs: Sequence[tuple[str, str]] = ()
     builds: Mapping[str, str] = field(default_factory=dict)
+    experiments: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def run_changes(history: History, series_key: str, metric: str,
 def _kept(history: History, series_key: str, metric: str,
           exclude: Sequence[str]) -> list[tuple[str, float]]:
     return [(run, v) for run, v in history.medians.get((series_key, metric), ())
-            if run not in exclude]
+            if run not in exclude and run not in history.experiments]
 
 
 def _changes(runs: Sequence[tuple[str, float]],

@@ -65,8 +65,17 @@ def _git(args: list[str], cwd: Path, what: str, log: Path | None = None) -> str:
     return proc.stdout
 
 
+def repository(path: str) -> str:
+    """A repository as git is given it: a URL as written, a folder with ~ expanded and made
+    absolute (git would resolve it against the sources folder it runs in)."""
+    if "://" in path or (":" in path.split("/")[0] and not Path(path).exists()):
+        return path  # https://…, ssh://…, git@host:org/repo
+    return str(Path(path).expanduser().resolve())
+
+
 def mirror(path: str, sources_dir: Path) -> Path:
     """The mirror clone of the repository at `path`, cloned once and fetched every call."""
+    path = repository(path)
     sources_dir.mkdir(parents=True, exist_ok=True)
     repo = sources_dir / f"mirror-{short_hash([path])}.git"
     log = sources_dir / f"{repo.name}.log"

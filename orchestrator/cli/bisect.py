@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis.bisect import found
+from ..analysis.sequential import plan_looks
 from ..analysis.stats import Thresholds
 from ..build.filelock import held
 from ..build.revision import Revision, commits_between, mirror
@@ -138,6 +139,10 @@ def bisect_command(argv: list[str], console: Console) -> None:
     from ..signals import signals_interrupt
 
     args, shared = _args(argv)
+    if not 0 < args.alpha < 1 or plan_looks(args.alpha, args.max_rounds) is None:
+        raise ConfigError(f"--max-rounds {args.max_rounds} --alpha {args.alpha:g} leaves the "
+                          f"stopping rule no look; use --max-rounds 20 or more and an alpha "
+                          f"between 0 and 1, e.g. 0.05")
     conf, _ = compose_conf(shared)
     db = Path(conf.db)
     repo, commits = commits_of(conf, commit_of_run(db, args.good), commit_of_run(db, args.bad))
@@ -171,6 +176,11 @@ def _verdict(bisect: dict[str, Any], commits: list[Revision], console: Console) 
     result = found(len(commits), states)
     # Every judged commit's build, and the good commit's (side a of every job).
     builds = 1 + len({s["build_id"] for s in bisect["steps"] if s["build_id"]})
+    bad_end = next((s for s in bisect["steps"] if s["index"] == len(commits) - 1), None)
+    if result.first_bad is None and bad_end is not None and bad_end["state"] == "skip":
+        console.print(f"bisect: the bad end {commits[-1].sha[:12]} could not be judged "
+                      f"({bad_end['why']}); nothing was bisected", markup=False, soft_wrap=True)
+        raise SystemExit(2)
     if result.first_bad is None:
         console.print(f"bisect: {commits[-1].sha[:12]} is not worse than {commits[0].sha[:12]}; "
                       f"no regression to find in this range", markup=False)

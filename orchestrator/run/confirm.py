@@ -17,11 +17,11 @@ from rich.console import Console
 
 from .. import verdicts
 from ..analysis.compare import Row
-from ..analysis.confirm import Confirmation, confirm_thresholds, judge
+from ..analysis.confirm import Confirmation, confirm_thresholds, judge, row_thresholds
 from ..analysis.paired import INTERLEAVED
 from ..analysis.stats import Thresholds
 from ..build.engine import plan_build
-from ..errors import UserError
+from ..errors import BuildError, UserError
 from ..machine import probe as machine
 from ..plan.engine_versions import resolve_engine_version
 from ..store import Store
@@ -47,7 +47,10 @@ def why_not_remeasurable(run: dict[str, Any], side: Side | None, here: str) -> s
         return (f"run {run['run_id']} was measured on machine {run.get('machine_fingerprint')}, "
                 f"this is {here}; confirm on that machine")
     engine = resolve_engine_version(side.conf.engine)
-    planned = plan_build(engine, side.conf.build, Path(side.conf.cache_dir).expanduser())
+    try:
+        planned = plan_build(engine, side.conf.build, Path(side.conf.cache_dir).expanduser())
+    except BuildError as error:  # e.g. the commit is gone after a force-push
+        return f"run {run['run_id']}'s recipe cannot be built again here: {error}"
     if planned.key != run.get("build_id"):
         return (f"run {run['run_id']}'s build {run.get('build_id')} no longer rebuilds from its "
                 f"recipe (it would now build {planned.key}: the checkout, compiler or patches "
@@ -79,9 +82,10 @@ def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
     why = why_not_remeasurable(base, sides[0], here) or why_not_remeasurable(cand, sides[1], here)
     # One build and one config on both sides (as ab_pairs.same_build): whatever moved between
     # the runs was the machine. A planted cost on one side is the same build, not a drift.
-    same_build = base.get("build_id") == cand.get("build_id") and (
-        None in sides or sorted(sides[0].overrides) == sorted(sides[1].overrides))  # type: ignore[union-attr]
-    if why:
+    same_build = base.get("build_id") is not None and \
+        base.get("build_id") == cand.get("build_id") and None not in sides and \
+        sorted(sides[0].overrides) == sorted(sides[1].overrides)  # type: ignore[union-attr]
+    if why or same_build:
         done = [judge(r, None, same_build, why=why) for r in rows]
     else:
         a, b = sides
@@ -93,11 +97,13 @@ def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
         ab = run_ab(a, b, console, AbOptions(
             design=INTERLEAVED, adaptive=True, max_rounds=options.max_rounds,
             max_minutes=options.max_minutes, metrics=options.metrics, thresholds=thresholds))
-        paired = _paired_rows(db, ab, options.metrics, thresholds)
-        done = [judge(r, paired.get((r.series_key, r.metric)), same_build, ab["ab_id"],
-                      "" if (r.series_key, r.metric) in paired else
-                      f"ab {ab['ab_id']} measured no comparable rounds of it")
-                for r in rows]
+        done = []
+        for row in rows:  # each judged at the threshold it crossed
+            paired = _paired_rows(db, ab, options.metrics,
+                                  row_thresholds(options.thresholds, row))
+            key = (row.series_key, row.metric)
+            done.append(judge(row, paired.get(key), same_build, ab["ab_id"], "" if key in paired
+                              else f"ab {ab['ab_id']} measured no comparable rounds of it"))
     store = Store(db)
     try:
         store.record_confirmations(base["run_id"], cand["run_id"], done)

@@ -213,15 +213,26 @@ def load_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
     pairs and each run's build: what analysis.noise measures a series' noise from."""
     lists = con.execute(history_lists_sql(history_rows_sql()),
                         [list(series_keys), list(metrics)]).fetchall()
-    return history_of(lists, aa_pairs(con), run_builds(con))
+    return history_of(lists, aa_pairs(con), run_builds(con), experiment_runs(con))
 
 
 def history_of(lists: Iterable[tuple[str, str, list[str], list[float]]],
                pairs: Sequence[tuple[str, str]],
-               builds: Mapping[str, str] | None = None) -> History:
+               builds: Mapping[str, str] | None = None,
+               experiments: frozenset[str] = frozenset()) -> History:
     """A History from (series key, metric, run ids, medians) rows, each list oldest run first."""
     return History({(key, metric): tuple(zip(runs, map(float, values)))
-                    for key, metric, runs, values in lists}, tuple(pairs), dict(builds or {}))
+                    for key, metric, runs, values in lists}, tuple(pairs), dict(builds or {}),
+                   experiments)
+
+
+def experiment_runs(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
+    """The runs of `tidemark ab` jobs that were not A/A (analysis.noise.History.experiments)."""
+    if not has_table(con, "ab_pairs"):
+        return frozenset()
+    rows = con.execute("SELECT run_a, run_b FROM ab_pairs WHERE NOT coalesce(same_build, false)"
+                       ).fetchall()
+    return frozenset(run for pair in rows for run in pair)
 
 
 def run_builds(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -329,7 +340,7 @@ def _remembered(load: Callable[..., History]) -> Callable[..., History]:
                 # Each (series, metric)'s medians are its own rows: a subset reads the same.
                 return History({k: v for k, v in history.medians.items()
                                 if k[0] in keys and k[1] in names}, history.aa_pairs,
-                               history.builds)
+                               history.builds, history.experiments)
         history = load(con, series_keys, metrics)
         remembered.append((keys, names, history))
         return history

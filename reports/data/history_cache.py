@@ -60,7 +60,8 @@ def read_history(con: duckdb.DuckDBPyConnection, series_keys: Sequence[str],
     if reused or pickled_into(cache.file(KIND, name), medians) is None:
         cache.store(KIND, KIND, KIND, {"runs": dict(fingerprints), "question": question,
                                        "files": [name]})
-    return History(medians, tuple(reads.aa_pairs(con)), reads.run_builds(con))
+    return History(medians, tuple(reads.aa_pairs(con)), reads.run_builds(con),
+                   reads.experiment_runs(con))
 
 
 def _kept_file(cache: SiteCache, facts: dict[str, Any]) -> Medians | None:

@@ -74,3 +74,14 @@ def test_the_paired_job_is_judged_at_the_threshold_the_flag_crossed_without_nois
     got = confirm_thresholds(Thresholds(min_effect=0.02, noise_k=2.0), wide)
     assert (got.min_effect, got.noise_k, got.unmeasured_noise) == (0.07, 0.0, 0.0)
     assert confirm_thresholds(Thresholds(min_effect=0.02), []).min_effect == 0.02
+
+
+@pytest.mark.parametrize("paired", [None, _paired(SLOWER, 0.9), _paired(UNDECIDED)])
+def test_one_build_and_config_on_both_sides_is_drift_whatever_a_job_finds(paired):
+    result = _result()
+    (row,) = flagged_rows(result.report)
+    done = judge(row, paired, same_build=True)
+    assert done.verdict == NOT_CONFIRMED
+    assert confirmed_result(result, [done]).decision.code == PASS
+    if paired is None:
+        assert "not confirmed: one build and one config on both sides" in done.text()
