@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 
 STUDY = Path(__file__).with_name("confirm_study.json")
+NOTES = Path(__file__).with_name("confirm_notes.md")  # the reading of the results, by hand
 WAYS = (("before_tail", "between runs, before the tail (noise only)"),
         ("with_tail", "between runs, with the tail (today's default)"),
         ("before_tail_confirmed", "before the tail, each flag confirmed"),
@@ -51,4 +52,6 @@ def section(path: Path = STUDY) -> list[str]:
         *[_row(way, words, same, planted) for way, words in WAYS], "",
         "Goal (issue 33): at most 1 false alarm in 40 with confirmation, at least 95 % of 5 % "
         "regressions caught, at most 5 machine-minutes per confirmed verdict.", ""]
+    if NOTES.is_file():
+        lines += [NOTES.read_text().strip(), ""]
     return lines
