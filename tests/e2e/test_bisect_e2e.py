@@ -13,7 +13,7 @@ from tests.e2e.git_engine import commit_get_cost, commit_note, git, git_engine, 
 
 pytestmark = pytest.mark.engine
 
-WORKLOAD = ["machine=ci-2core", "workload=readrandom", "workload.params.num=100000",
+WORKLOAD = ["machine=ci-2core", "workload=readrandom", "workload.params.num=50000",
             "counters=false"]
 
 

@@ -21,11 +21,10 @@ from tests.e2e.git_engine import commit_get_cost, commit_note, git_engine, level
 
 pytestmark = pytest.mark.engine
 
-PINNED = ["machine=ci-2core", "workload=readrandom", "workload.params.num=200000",
+PINNED = ["machine=ci-2core", "workload=readrandom", "workload.params.num=100000",
           "repetitions=6", "counters=false"]
 ENGINE_CPU = "1"  # ci-2core pins the engine to CPU 1
-# Half the engine's CPU (the burner) or a several times dearer read is far beyond 20 %; an A/A
-# paired job's interval here is within ±5 % after 60 rounds (±12 % after 11).
+# Half the engine's CPU (the burner) or a several times dearer read is far beyond 20 %.
 QUIET = ["--min-effect", "0.20", "--confirm-rounds", "60"]
 
 

@@ -171,7 +171,7 @@ def test_a_job_that_fails_on_its_node_is_named_with_its_own_error(cluster, tmp_p
                     check=False)
     line = _one_error_line(proc)
     assert "1 of 1 fleet jobs ended without a bundle; first job 0 (machine=fleet-b" in line
-    assert "'/nonexistent-engine' has no CMakeLists.txt" in line and "_log.err)" in line
+    assert "engine.source.path='/nonexistent-engine' is not a folder" in line and "_log.err)" in line
     # The job's bundle folder never started a run: removed, nothing for ingest to trip on.
     assert not any((tmp_path / "fleet" / "bundles").rglob("run.duckdb"))
 
