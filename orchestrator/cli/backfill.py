@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..store.connection import connect
 from ..store.reads import has_table
 from .bisect import commits_of
-from .compose import compose_conf
+from .compose import compose_conf, parse_with_overrides
 from .run import run_command
 
 _OWN = ("engine.source.ref", "label")
@@ -55,11 +55,7 @@ def backfill_command(argv: list[str]) -> None:
     parser.add_argument("--refs", required=True, help="FIRST..LAST (FIRST included)")
     parser.add_argument("--every", type=int, default=1, help="measure every K-th commit (default 1)")
     parser.add_argument("--label", default="backfill", help="label of the runs (default backfill)")
-    shared: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, shared = argv[:cut], argv[cut + 1:]
-    args = parser.parse_args(argv)
+    args, shared = parse_with_overrides(parser, argv)
     if ".." not in args.refs or args.every < 1:
         raise ConfigError(f"--refs {args.refs} --every {args.every}: give --refs FIRST..LAST "
                           f"and --every 1 or more")

@@ -26,7 +26,7 @@ from ..build.revision import Revision, commits_between, mirror
 from ..errors import ConfigError
 from ..store.connection import connect
 from ..store.reads import resolve_run
-from .compose import compose_conf
+from .compose import compose_conf, parse_with_overrides
 
 # What the bisect sets on every side itself.
 _OWN = ("engine.source.ref", "repetitions", "label")
@@ -50,13 +50,7 @@ def _args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--max-rounds", type=int, default=30,
                         help="each job's round budget (default 30; a job that cannot tell "
                              "runs once more with twice as many, then the commit is skipped)")
-    shared: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, shared = argv[:cut], argv[cut + 1:]
-    args = parser.parse_args(argv)
-    if any(o.startswith("-") for o in shared):
-        raise ConfigError(f"after '--' give Hydra overrides only, not {shared[0]!r}")
+    args, shared = parse_with_overrides(parser, argv)
     own = [o for o in shared if o.split("=", 1)[0].lstrip("+~") in _OWN]
     if own:
         raise ConfigError(f"{own[0]!r}: tidemark bisect sets it for every commit; remove it")

@@ -3,6 +3,7 @@ every sweep value checked before anything runs, and Hydra's errors as one line. 
 only user of Hydra: here, and Hydra's app in run.py."""
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 from pathlib import Path
@@ -18,6 +19,20 @@ if TYPE_CHECKING:
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
+
+
+def parse_with_overrides(parser: argparse.ArgumentParser,
+                         argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """`OPTIONS -- OVERRIDES` (tidemark ab, bisect, backfill): the options parsed, and the Hydra
+    overrides after `--`, refused when one is an option."""
+    shared: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, shared = argv[:cut], argv[cut + 1:]
+    args = parser.parse_args(argv)
+    if any(o.startswith("-") for o in shared):
+        raise ConfigError(f"after '--' give Hydra overrides only, not {shared[0]!r}")
+    return args, shared
 
 
 def register_schemas() -> None:

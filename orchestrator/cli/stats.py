@@ -209,14 +209,8 @@ def split_ab_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--max-minutes", type=float, default=0.0,
                         help="adaptive: time budget of the measured rounds (default: none)")
     _add_common(parser)
-    shared: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, shared = argv[:cut], argv[cut + 1:]
-    args = parser.parse_args(argv)
-    if any(o.startswith("-") for o in shared):
-        raise ConfigError(f"after '--' give Hydra overrides only, not {shared[0]!r}")
-    return args, shared
+    from .compose import parse_with_overrides
+    return parse_with_overrides(parser, argv)
 
 
 def ab_options(args: argparse.Namespace, thresholds: Thresholds, metrics: tuple[str, ...],
