@@ -8,6 +8,7 @@ APT_PACKAGES=(
   build-essential g++ cmake python3-venv python3-dev ninja-build ccache pkg-config dpkg-dev git
   libgflags-dev libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev libbz2-dev
   libgtest-dev libgmock-dev libbenchmark-dev util-linux linux-perf valgrind hyperfine
+  meson
   chromium chromium-driver docker.io
 )
 # Newer suites only as deb-src, for newer engine versions (conf/engine/rocksdb.yaml `versions`).

@@ -15,6 +15,7 @@ file came from elsewhere.
 | pytest_benchmark_json | pytest_benchmark_json.py | pytest --benchmark-json / --benchmark-save |
 | pyperf_json      | pyperf_json.py        | pyperf -o FILE (timeit or a Runner script)|
 | json_map         | json_map.py           | JSON/JSONL through a field map (--map)   |
+| regex            | regex_map.py          | a program's result line, named groups    |
 | perf_csv         | perf_csv.py           | perf stat -x, counters of a process      |
 | callgrind        | callgrind.py          | valgrind --tool=callgrind totals         |
 
@@ -36,6 +37,7 @@ from .leveldb_db_bench import LevelDbBenchAdapter
 from .perf_csv import PerfCsvAdapter
 from .pyperf_json import PyperfJsonAdapter
 from .pytest_benchmark_json import PytestBenchmarkJsonAdapter
+from .regex_map import RegexMapAdapter
 from .results import ParseRequest, ResultRow, ToolReport
 from .rocksdb_db_bench import RocksDbBenchAdapter
 from .validate import validate_report
@@ -54,22 +56,22 @@ class OutputAdapter(Protocol):
 ADAPTERS: dict[str, OutputAdapter] = {a.fmt: a for a in (
     RocksDbBenchAdapter(), LevelDbBenchAdapter(), GbenchJsonAdapter(), HyperfineJsonAdapter(),
     JsonMapAdapter(), PerfCsvAdapter(), CallgrindAdapter(), BmfJsonAdapter(),
-    PytestBenchmarkJsonAdapter(), PyperfJsonAdapter())}
+    PytestBenchmarkJsonAdapter(), PyperfJsonAdapter(), RegexMapAdapter())}
 
 # The formats `tidemark import --format` takes, in the order its help lists them.
 IMPORT_FORMATS = ("gbench_json", "hyperfine_json", "json_map", "db_bench_rocksdb",
                   "db_bench_leveldb", "bmf_json", "pytest_benchmark_json", "pyperf_json")
 assert all(ADAPTERS[f].importable for f in IMPORT_FORMATS)
 
-# The format of each engine's db_bench stdout.
+# The format of each db_bench flavour's stdout (an engine recipe's `db_bench`).
 DB_BENCH_FORMATS = {"rocksdb": "db_bench_rocksdb", "leveldb": "db_bench_leveldb"}
 
 
-def db_bench_format(engine: str) -> str:
+def db_bench_format(flavour: str) -> str:
     try:
-        return DB_BENCH_FORMATS[engine]
+        return DB_BENCH_FORMATS[flavour]
     except KeyError:
-        raise ConfigError(f"no output parser for engine {engine!r}; known: "
+        raise ConfigError(f"engine.db_bench={flavour!r} has no output parser; known: "
                           f"{', '.join(DB_BENCH_FORMATS)}") from None
 
 
@@ -90,12 +92,12 @@ def parse_output(fmt: str, text: str, request: ParseRequest) -> ToolReport:
     return validate_report(report, request.source)
 
 
-def parse_db_bench_step(engine: str, stdout: str, benchmark: str, threads: int,
+def parse_db_bench_step(flavour: str, stdout: str, benchmark: str, threads: int,
                         report_csv: str = "", source: str = "db_bench stdout") -> ResultRow:
     """The measured benchmark's row of one db_bench process: what a run's step records."""
     request = ParseRequest(source=source, benchmark=benchmark, threads=threads,
                            report_csv=report_csv)
-    return parse_output(db_bench_format(engine), stdout, request).rows[0]
+    return parse_output(db_bench_format(flavour), stdout, request).rows[0]
 
 
 def parse_result_file(fmt: str, text: str, request: ParseRequest) -> ToolReport:

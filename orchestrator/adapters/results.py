@@ -31,6 +31,7 @@ class ParseRequest:
     threads: int = 1  # db_bench: the process's thread count (its output does not say)
     report_csv: str = ""  # RocksDB's --report_file (interval throughput)
     json_map: Any = None  # json_map: the parsed --map config (a json_map.JsonMap)
+    regex_map: Any = None  # regex: a command workload's pattern (a regex_map.RegexMap)
     operations: float | None = None  # callgrind: operations of the process, for Ir/op
 
 

@@ -1,13 +1,13 @@
 """Build the engine from pinned source into a cache keyed by recipe + variant + compiler + flags.
 
-Side effects: apt-get source, git, cmake, ninja. The key and command lines are pure functions.
+Side effects: apt-get source, git, a tarball unpacked, then the recipe's build system
+(build/systems.py: cmake, meson, make or commands). The key is a pure function.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -21,12 +21,12 @@ from ..plan.schema import BuildConf, EngineConf
 from .filelock import held
 from .patches import apply_patches, find_patches, patch_identity, patched_tree
 from .revision import Revision, export_commit, resolve_revision
+from .systems import (ProgressFn, build_flags, compile_tree, private_copy, run_logged,
+                      tool_version)
 
 PROVENANCE_FILE = "provenance.json"
 ORIG_ONLY_MARKER = "ORIG_ONLY"  # in a Debian source's folder: built from the orig tarball alone
-NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
 
-ProgressFn = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,14 @@ class Build:
     # The commit compiled (git and local sources; revision.Revision.record()): sha, subject,
     # author, date, and `dirty`, a hash of uncommitted changes. Empty for a Debian source.
     revision: dict[str, Any] = field(default_factory=dict)
+    # Every binary of the recipe (engine.binaries): name → path; binary_path is the first.
+    binaries: dict[str, str] = field(default_factory=dict)
+    build_system: str = "cmake"
+
+    def binary(self, name: str) -> str:
+        """The path of the recipe's binary `name` (a build stored before recipes listed their
+        binaries has its one binary, under any name)."""
+        return self.binaries.get(name) or (self.binary_path if not self.binaries else "")
 
 
 def compiler_identity() -> tuple[str, str]:
@@ -71,15 +79,6 @@ def compiler_identity() -> tuple[str, str]:
     return os.path.realpath(cxx), out.splitlines()[0].strip()
 
 
-def cmake_flags(engine: EngineConf, variant: BuildConf) -> list[str]:
-    """All -D flags of a build, engine's then variant's (pure)."""
-    flags = [f"-DCMAKE_BUILD_TYPE={variant.cmake_build_type}", *engine.cmake_flags,
-             *variant.cmake_flags]
-    if variant.cxx_flags:
-        flags += [f"-DCMAKE_CXX_FLAGS={variant.cxx_flags}", f"-DCMAKE_C_FLAGS={variant.cxx_flags}"]
-    return flags
-
-
 def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
               patches: tuple[tuple[str, str], ...] = (), revision: Revision | None = None) -> str:
     """Same recipe + variant + compiler + flags + patches + code ⇒ same key ⇒ the cached build
@@ -87,11 +86,18 @@ def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
     uncommitted changes) a git or local source resolved to: a git source is keyed by its commit,
     never by the ref's name, which moves. A Debian recipe keeps the key it always had."""
     source = asdict(engine.source)
+    if not source["sha256"]:  # a recipe without a tarball keeps the key it always had
+        del source["sha256"]
     if revision is not None and engine.source.kind == "git":
         source["ref"] = revision.sha
     recipe: dict[str, Any] = {"engine": engine.name, "version": engine.version,
-                              "source": source, "target": engine.target,
-                              "flags": cmake_flags(engine, variant), "compiler": compiler_version}
+                              "source": source, "target": " ".join(engine.targets),
+                              "flags": build_flags(engine, variant), "compiler": compiler_version}
+    if engine.build_system != "cmake" or engine.source_subdir or \
+            engine.binaries != {"db_bench": "db_bench"}:
+        # A recipe's binaries are checked when it builds, so a changed list builds (and checks)
+        # again; the db_bench recipes keep the key they always had.
+        recipe["system"] = [engine.build_system, engine.source_subdir, dict(engine.binaries)]
     if patches:
         recipe["patches"] = [list(p) for p in patches]
     if revision is not None:
@@ -111,17 +117,6 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def run_logged(argv: list[str], cwd: Path | None, log: Path, what: str,
-               env: dict | None = None) -> None:
-    """Run a build step with its output appended to log; BuildError naming the log on failure."""
-    with log.open("a") as fh:
-        fh.write(f"$ {' '.join(argv)}\n")
-        fh.flush()
-        proc = subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, env=env)
-    if proc.returncode != 0:
-        raise BuildError(f"{what} failed (exit {proc.returncode}); see {log}")
-
-
 def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
     """apt-get source PACKAGE=VERSION into its own folder; returns the unpacked tree.
 
@@ -134,7 +129,7 @@ def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
                          f"source.package_version (e.g. rocksdb / 7.8.3-2)")
     home = sources_dir / f"{src.package}_{src.package_version}"
     tree = home / "src"
-    if (tree / "CMakeLists.txt").exists():
+    if (home / "UNPACKED").exists() or (tree / "CMakeLists.txt").exists():
         return tree
     home.mkdir(parents=True, exist_ok=True)
     log = home / "fetch.log"
@@ -147,6 +142,7 @@ def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
     (home / ORIG_ONLY_MARKER).unlink(missing_ok=True)
     dsc = next(home.glob(f"{src.package}_*.dsc"), None)
     if dsc is not None and _try_run(["dpkg-source", "--no-check", "-x", dsc.name, "src"], home, log):
+        (home / "UNPACKED").write_text(f"{dsc.name}\n")  # a tree without CMakeLists.txt too
         return tree
     upstream = src.package_version.rsplit("-", 1)[0]
     orig = next(home.glob(f"{src.package}_{upstream}.orig.tar.*"), None)
@@ -159,6 +155,7 @@ def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
     run_logged(["tar", "-xf", orig.name, "-C", "src", "--strip-components=1"], home, log,
          f"unpacking {orig.name}")
     (home / ORIG_ONLY_MARKER).write_text(f"{orig.name} unpacked alone; Debian patches not applied\n")
+    (home / "UNPACKED").write_text(f"{orig.name}\n")
     return tree
 
 
@@ -175,18 +172,44 @@ def _try_run(argv: list[str], cwd: Path, log: Path) -> bool:
         return subprocess.run(argv, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT).returncode == 0
 
 
+def fetch_tarball(engine: EngineConf, sources_dir: Path) -> Path:
+    """A source tarball checked against its sha256 and unpacked once (its top folder dropped)."""
+    src = engine.source
+    tarball = Path(src.path).expanduser()
+    if not tarball.is_file():
+        raise BuildError(f"engine.source.path={src.path!r} is not a file; point it at the "
+                         f"source tarball")
+    found = sha256_file(tarball)
+    if found != src.sha256.lower():
+        raise BuildError(f"{tarball} has sha256 {found}, and engine.source.sha256 says "
+                         f"{src.sha256}; fetch the right tarball or fix the digest")
+    home = sources_dir / f"tarball-{found[:16]}"
+    tree = home / "src"
+    if (home / "UNPACKED").exists():
+        return tree
+    if home.exists():
+        shutil.rmtree(home)  # an unpacking that was interrupted
+    tree.mkdir(parents=True)
+    run_logged(["tar", "-xf", str(tarball), "-C", str(tree), "--strip-components=1"], home,
+               home / "fetch.log", f"unpacking {tarball.name}")
+    (home / "UNPACKED").write_text(f"{tarball.name} {found}\n")
+    return tree
+
+
 def fetch_source(engine: EngineConf, sources_dir: Path) -> Path:
     sources_dir.mkdir(parents=True, exist_ok=True)
     kind = engine.source.kind
     if kind == "debian":
         return fetch_debian_source(engine, sources_dir)
+    if kind == "tarball":
+        return fetch_tarball(engine, sources_dir)
     if kind == "local":
         tree = Path(engine.source.path).expanduser()
-        if not (tree / "CMakeLists.txt").exists():
-            raise BuildError(f"engine.source.path={engine.source.path!r} has no CMakeLists.txt; "
+        if not tree.is_dir():
+            raise BuildError(f"engine.source.path={engine.source.path!r} is not a folder; "
                              f"point it at the engine's checkout")
         return tree
-    raise BuildError(f"engine.source.kind={kind!r}; use debian, git or local")
+    raise BuildError(f"engine.source.kind={kind!r}; use debian, git, local or tarball")
 
 
 def linked_libraries(binary: Path) -> tuple[str, ...]:
@@ -204,34 +227,6 @@ def check_no_forbidden_libraries(binary: Path, libs: tuple[str, ...], forbidden:
     if bad:
         raise BuildError(f"{binary} loads {', '.join(bad)} instead of the library it was built "
                          f"with; build it static (see conf/engine/)")
-
-
-def _compile(tree: Path, build_dir: Path, flags: list[str], target: str, jobs: int,
-             ccache_dir: Path, on_progress: ProgressFn | None) -> None:
-    log = build_dir / "build.log"
-    env = {**os.environ, "CCACHE_DIR": str(ccache_dir),
-           # Paths relative to the cache root make ccache hits survive a different build folder.
-           "CCACHE_BASEDIR": str(ccache_dir.parent)}
-    launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
-    if shutil.which("ccache") is None:
-        launcher = []
-    cmake_dir = build_dir / "build"
-    run_logged(["cmake", "-G", "Ninja", "-S", str(tree), "-B", str(cmake_dir), *flags, *launcher],
-         build_dir, log, "cmake configure", env)
-    argv = ["ninja", "-C", str(cmake_dir), f"-j{jobs}", target]
-    with log.open("a") as fh:
-        fh.write(f"$ {' '.join(argv)}\n")
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env, bufsize=1)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            fh.write(line)
-            match = NINJA_PROGRESS.match(line)
-            if match and on_progress:
-                on_progress(int(match.group(1)), int(match.group(2)))
-        code = proc.wait()
-    if code != 0:
-        raise BuildError(f"ninja {target} failed (exit {code}); see {log}")
 
 
 def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> Any | None:
@@ -253,14 +248,6 @@ def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> 
 def _load_cached(build_dir: Path) -> Build | None:
     return load_provenance(build_dir / PROVENANCE_FILE, Build,
                            ("cmake_flags", "linked_libraries", "patches"))
-
-
-def cmake_version() -> str:
-    try:
-        out = subprocess.run(["cmake", "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        return "not found"
-    return out.splitlines()[0].removeprefix("cmake version ").strip() if out else "not found"
 
 
 @dataclass(frozen=True)
@@ -335,26 +322,34 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
                 jobs: int, cache_dir: Path, on_progress: ProgressFn | None) -> Build:
     compiler, compiler_version = compiler_id
     fetched, tree, patches, revision = source
-    flags = cmake_flags(engine, variant)
+    if engine.build_system in ("make", "commands") and tree.parent != build_dir:
+        tree = private_copy(tree, build_dir / "src")  # they build in place
     started = time.monotonic()
-    _compile(tree, build_dir, flags, engine.target, jobs, cache_dir / "ccache", on_progress)
+    out = compile_tree(engine, variant, tree, build_dir, jobs, cache_dir / "ccache", on_progress)
     seconds = time.monotonic() - started
-    binary = build_dir / "build" / engine.binary
-    if not binary.exists():
-        raise BuildError(f"the build finished but {binary} does not exist; check engine.binary")
-    libs = linked_libraries(binary)
-    check_no_forbidden_libraries(binary, libs, engine.forbid_shared)
+    binaries = {}
+    for name, relative in engine.binaries.items():
+        binary = out / relative
+        if not binary.is_file():
+            raise BuildError(f"the build finished but {binary} does not exist; check "
+                             f"engine.binaries.{name} (a path under {out})")
+        binaries[name] = str(binary)
+    main = Path(next(iter(binaries.values())))
+    libs = linked_libraries(main)
+    check_no_forbidden_libraries(main, libs, engine.forbid_shared)
     src = engine.source
     build = Build(build_id=key, engine=engine.name, version=engine.version, variant=variant.name,
                   source_kind=src.kind, source_package=src.package or src.path,
                   source_version=(revision.sha if revision and revision.sha else
-                                  src.package_version or src.ref), source_dir=str(tree),
+                                  src.package_version or src.ref or src.sha256), source_dir=str(tree),
                   compiler=compiler, compiler_version=compiler_version,
-                  cmake_version=cmake_version(), cmake_flags=tuple(flags),
-                  build_seconds=round(seconds, 2), binary_path=str(binary),
-                  binary_sha256=sha256_file(binary), linked_libraries=libs,
+                  cmake_version=tool_version(engine.build_system),
+                  cmake_flags=tuple(build_flags(engine, variant)),
+                  build_seconds=round(seconds, 2), binary_path=str(main),
+                  binary_sha256=sha256_file(main), linked_libraries=libs,
                   created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   source_note=source_note(fetched), patches=patch_identity(patches),
-                  revision=revision.record() if revision is not None else {})
+                  revision=revision.record() if revision is not None else {},
+                  binaries=binaries, build_system=engine.build_system)
     (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
     return build

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..errors import BuildError
 from ..plan.schema import BuildConf
-from .engine import Build, load_provenance, run_logged, sha256_file
+from .engine import Build, load_provenance, sha256_file
+from .systems import run_logged
 
 HARNESS_SOURCE = Path(__file__).resolve().parents[2] / "engine" / "harness"
 HARNESS_BINARY = "rocksdb_harness"

@@ -40,14 +40,23 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class ContainerSpec:
-    """How a run's processes are containerised: the images by step format, the limits, and
-    the daemon (the client object rides along for the step runner)."""
+    """How a run's processes are containerised: the images by binary, the limits, and the
+    daemon (the client object rides along for the step runner)."""
 
-    images: dict[str, ImageRef]  # step format → image
+    images: dict[str, ImageRef]  # the recipe's binary name → its image
     memory_bytes: int | None
     grace_s: float
     daemon: dict[str, Any]  # version facts, recorded with the run
     client: Any = field(default=None, compare=False, repr=False)
+    paths: dict[str, str] = field(default_factory=dict)  # a binary's path → its name
+
+    def image_for(self, argv0: str) -> ImageRef:
+        """The image of the binary a process starts; only the recipe's binaries have one."""
+        name = self.paths.get(argv0)
+        if name is None:
+            raise ConfigError(f"runner=docker runs the engine recipe's binaries, and {argv0!r} is "
+                              f"not one; start the command with {{binary:NAME}} or use runner=host")
+        return self.images[name]
 
     def record(self) -> dict[str, Any]:
         """What the run record keeps (runs.machine_state.container)."""

@@ -2,23 +2,21 @@
 value fails in one line before anything is built, stored or run."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import ConfigError
 
+if TYPE_CHECKING:
+    from .schema import EngineConf, WorkloadConf
+
 # At least 1: a count of keys, bytes or operations that db_bench needs to do anything.
 POSITIVE_PARAMS = ("num", "value_size", "key_size", "reads", "duration", "report_interval_seconds")
-COMPRESSIONS = {
-    # LevelDB's db_bench has no compression flag: the build compresses with Snappy when found.
-    "leveldb": ("snappy",),
-    "rocksdb": ("none", "snappy", "lz4", "zstd", "zlib", "bzip2"),
-}
 INT32_MAX = 2**31 - 1  # db_bench's flags and the store's INTEGER columns
 
 
-def check_params(engine: str, workload: str, params: Mapping[str, Any]) -> None:
-    """Every param in range, and the compression one the engine has."""
-    where = f"workload {workload!r}"
+def check_params(engine: EngineConf, workload: WorkloadConf, params: Mapping[str, Any]) -> None:
+    """Every param in range, and (db_bench) a compression the engine recipe lists."""
+    where = f"workload {workload.name!r}"
     for name in POSITIVE_PARAMS:
         value = params.get(name)
         if value is not None and not 1 <= value <= 2**62:
@@ -27,9 +25,9 @@ def check_params(engine: str, workload: str, params: Mapping[str, Any]) -> None:
     if params.get("cache_size", 0) < 0:
         raise ConfigError(f"workload.params.cache_size={params['cache_size']} for {where}; use "
                           f"0 or more bytes")
-    allowed = COMPRESSIONS.get(engine)
-    if allowed and params.get("compression") not in allowed:
-        raise ConfigError(f"{engine} cannot use compression={params.get('compression')!r} "
+    allowed = engine.compressions
+    if allowed and workload.kind == "db_bench" and params.get("compression") not in allowed:
+        raise ConfigError(f"{engine.name} cannot use compression={params.get('compression')!r} "
                           f"({where}); set workload.params.compression to one of "
                           f"{', '.join(allowed)}")
 

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..where_keys import WHERE_KEYS
-from .runplan import FORMAT_GBENCH, PHASE_CALLGRIND, PHASE_MEASURED, Step, canonical_json
+from .kinds import KIND_GBENCH
+from .runplan import PHASE_CALLGRIND, PHASE_MEASURED, Step, canonical_json
 
 JUDGED_PHASES = (PHASE_MEASURED, PHASE_CALLGRIND)
 RESUMABLE = ("interrupted", "killed", "partial", "failed")
@@ -58,7 +59,7 @@ def _step_key(phase: str, workload: str, benchmark: str, repetition: int, thread
 
 
 def _is_done(step: Step, done: set[tuple[Any, ...]], gbench_reps: dict[tuple[Any, ...], set[int]]) -> bool:
-    if step.format == FORMAT_GBENCH:
+    if step.kind == KIND_GBENCH:
         key = (step.phase, *_point_key(step.workload, step.params_dict, step.cache_state))
         return len(gbench_reps.get(key, ())) >= step.repetitions
     return _step_key(step.phase, step.workload, step.benchmark, step.repetition, step.threads,

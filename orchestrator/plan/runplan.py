@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import ConfigError
+from .kinds import KIND_COMMAND, KIND_DB_BENCH, KIND_GBENCH, workload_templates
 from .param_checks import check_counts, check_params
+from .recipe_checks import check_recipe, check_workload
+from .templates import referenced
 
 if TYPE_CHECKING:  # annotations only: readers of plans (the site) need not import OmegaConf
     from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
@@ -20,7 +23,6 @@ PHASE_SETUP = "setup"
 PHASE_WARMUP = "warmup"
 PHASE_MEASURED = "measured"
 PHASE_CALLGRIND = "callgrind"  # instruction count under valgrind; never in timing statistics
-FORMAT_GBENCH = "gbench_json"  # a Google Benchmark harness process (orchestrator/runners/gbench.py)
 # The untimed pass that reads every key once, to bring the data set into the page cache.
 WARM_PASS_BENCHMARK = "readseq"
 
@@ -42,8 +44,8 @@ class Step:
     cache_state: str = ""  # a key of RunPlan.caches
     # Untimed benchmarks run first in the same process (cache=hot fills the block cache).
     prelude: tuple[str, ...] = ()
-    format: str = "db_bench"  # gbench_json: one harness process runs every repetition itself
-    repetitions: int = 1  # repetitions inside the process (gbench_json); db_bench runs one
+    kind: str = KIND_DB_BENCH  # which step runner runs it (KINDS)
+    repetitions: int = 1  # repetitions inside the process (gbench); the others run one
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -64,6 +66,10 @@ class RunPlan:
     timeout_s: float
     steps: tuple[Step, ...]
     caches: Mapping[str, CacheConf] = dataclasses.field(default_factory=dict)
+    db_bench: str = ""  # the engine's db_bench flavour (engine.db_bench): its command line, parser
+    # The workloads of the steps, by name: a gbench or command step's templates (its command,
+    # setup commands, data, output and derived metrics) are read from here when it runs.
+    workloads: Mapping[str, WorkloadConf] = dataclasses.field(default_factory=dict)
 
     @property
     def measured_count(self) -> int:
@@ -95,6 +101,29 @@ def params_items(params: WorkloadParams) -> tuple[tuple[str, Any], ...]:
     items = {k: v for k, v in flat.items() if v is not None}
     items.update({f"extra.{k}": str(v) for k, v in extra.items()})
     return tuple(sorted(items.items()))
+
+
+def series_params(wl: WorkloadConf, params: WorkloadParams) -> tuple[tuple[str, Any], ...]:
+    """The params that name a workload's series: every param for db_bench; for the other
+    kinds the ones `series_params` lists or, by default, those its templates use, and every
+    `params.extra` (so a snappy series is not labelled with db_bench's num or value_size)."""
+    items = params_items(params)
+    if wl.kind == KIND_DB_BENCH:
+        return items
+    used = wl.series_params if wl.series_params is not None else template_params(wl)
+    return tuple((k, v) for k, v in items if k in used or k.startswith("extra."))
+
+
+def template_params(wl: WorkloadConf) -> list[str]:
+    """The `{param:NAME}` names of a workload's templates."""
+    return referenced(workload_templates(wl), "param", f"workload {wl.name!r}")
+
+
+def templated_data_key(wl: WorkloadConf, params: WorkloadParams) -> str:
+    """A gbench or command point's data folder: shared by the points whose setup and params
+    are the same (its threads and cache state do not change what setup writes)."""
+    return short_hash({"workload": wl.name, "setup": list(wl.setup),
+                       "params": series_params(wl, params)}, 10)
 
 
 def data_set_key(params: WorkloadParams) -> str:
@@ -150,12 +179,14 @@ def _item_caches(cfg: TidemarkConf, names: list[str]) -> list[CacheConf]:
     return [cfg.suite.caches[n] for n in names]
 
 
-def _check_point(point: _Point, engine: str, cfg: TidemarkConf) -> None:
-    if engine not in point.workload.engines:
+def _check_point(point: _Point, cfg: TidemarkConf) -> None:
+    engine = cfg.engine.name
+    if point.workload.engines and engine not in point.workload.engines:
         raise ConfigError(f"workload {point.workload.name!r} does not run on engine {engine!r}; "
                           f"it supports: {', '.join(point.workload.engines)}")
     check_counts(point.threads, point.repetitions, cfg.warmups, cfg.timeout_s)
-    check_params(engine, point.workload.name, dataclasses.asdict(point.params))
+    check_workload(cfg.engine, point.workload)
+    check_params(cfg.engine, point.workload, dataclasses.asdict(point.params))
 
 
 def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> WorkloadParams:
@@ -167,19 +198,39 @@ def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> Wor
 
 
 def _gbench_step(point: _Point, index: int, seq: int) -> Step:
-    """One harness process per point: its filter is the workload's benchmark, and Google
-    Benchmark runs the repetitions; no setup, warm-up or callgrind steps (it loads its own data)."""
+    """One Google Benchmark process per point: its filter is the workload's benchmark, and
+    Google Benchmark runs the repetitions; no warm-up or callgrind steps."""
     wl = point.workload
     return Step(seq, index, wl.name, wl.benchmark, PHASE_MEASURED, 1, point.threads,
-                params_items(point.params), data_set_key(point.params), True, point.cache.name,
-                format=FORMAT_GBENCH, repetitions=point.repetitions)
+                series_params(wl, point.params), templated_data_key(wl, point.params),
+                wl.fresh_db, point.cache.name, kind=KIND_GBENCH, repetitions=point.repetitions)
+
+
+def _templated_steps(point: _Point, index: int, warmups: int, first_seq: int) -> list[Step]:
+    """A gbench or command point: its setup commands (untimed, once), then a gbench process,
+    or the command's warm-ups and repetitions."""
+    wl = point.workload
+    items, db_key = series_params(wl, point.params), templated_data_key(wl, point.params)
+    steps = [Step(first_seq + i, index, wl.name, f"setup-{i + 1}", PHASE_SETUP, 0, 1, items,
+                  db_key, False, point.cache.name, kind=KIND_COMMAND)
+             for i in range(len(wl.setup))]
+    if wl.kind == KIND_GBENCH:
+        return steps + [_gbench_step(point, index, first_seq + len(steps))]
+    benchmark = wl.benchmark or wl.name
+    phases = [(PHASE_WARMUP, rep) for rep in range(1, warmups + 1)] + \
+        [(PHASE_MEASURED, rep) for rep in range(1, point.repetitions + 1)]
+    for phase, rep in phases:
+        steps.append(Step(first_seq + len(steps), index, wl.name, benchmark, phase, rep,
+                          point.threads, items, db_key, False, point.cache.name,
+                          kind=KIND_COMMAND))
+    return steps
 
 
 def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
                      callgrind_ops: int = 0, callgrind_repetitions: int = 1) -> list[Step]:
     wl = point.workload
-    if wl.format == FORMAT_GBENCH:
-        return [_gbench_step(point, index, first_seq)]
+    if wl.kind != KIND_DB_BENCH:
+        return _templated_steps(point, index, warmups, first_seq)
     cache = point.cache
     warm_passes = cache.warm_passes
     in_process_warm = cache.block_cache_fits_data and not wl.fresh_db
@@ -215,22 +266,26 @@ def _steps_for_point(point: _Point, index: int, warmups: int, first_seq: int,
 def make_plan(cfg: TidemarkConf) -> RunPlan:
     """The full, ordered list of processes for one run; raises ConfigError on a bad combination."""
     engine = cfg.engine.name
+    check_recipe(cfg.engine)
     if cfg.callgrind and (cfg.callgrind_repetitions < 1 or cfg.callgrind_ops < 1):
         raise ConfigError(f"callgrind_repetitions={cfg.callgrind_repetitions}, callgrind_ops="
                           f"{cfg.callgrind_ops}; use 1 or more of each (2+ repetitions for an "
                           f"instruction-count verdict)")
     steps: list[Step] = []
     caches: dict[str, CacheConf] = {}
+    workloads: dict[str, WorkloadConf] = {}
     for index, point in enumerate(_points(cfg), start=1):
-        _check_point(point, engine, cfg)
+        _check_point(point, cfg)
         steps.extend(_steps_for_point(point, index, cfg.warmups, len(steps) + 1,
                                       cfg.callgrind_ops if cfg.callgrind else 0,
                                       cfg.callgrind_repetitions))
         caches[point.cache.name] = point.cache
+        workloads[point.workload.name] = point.workload
     suite = "" if cfg.workload is not None or cfg.suite is None else cfg.suite.name
     return RunPlan(engine=engine, engine_version=cfg.engine.version, build_variant=cfg.build.name,
                    cache_state=cfg.cache.name, suite=suite, timeout_s=cfg.timeout_s,
-                   steps=tuple(steps), caches=caches)
+                   steps=tuple(steps), caches=caches, db_bench=cfg.engine.db_bench,
+                   workloads=workloads)
 
 
 def series_identity(engine: str, step: Step, build_variant: str,

@@ -42,11 +42,12 @@ class MachineConf:
 
 @dataclass
 class SourceConf:
-    kind: str = MISSING  # debian | local | git
+    kind: str = MISSING  # debian | local | git | tarball
     package: str = ""  # debian: the source package name
     package_version: str = ""  # debian: the exact source version, e.g. 7.8.3-2
-    path: str = ""  # local: a checkout; git: the repository
+    path: str = ""  # local: a checkout; git: the repository; tarball: the .tar.* file
     ref: str = ""  # git: the commit or tag
+    sha256: str = ""  # tarball: its digest, checked before unpacking (part of the build key)
 
 
 @dataclass
@@ -61,14 +62,35 @@ class EngineVersionConf:
 
 @dataclass
 class EngineConf:
-    name: str = MISSING  # rocksdb | leveldb: picks command lines and the output parser
+    """An engine recipe: where its source comes from, how it builds and what it produces.
+    Nothing in Tidemark branches on `name`; what differs between engines is in these fields."""
+
+    name: str = MISSING  # names the engine: its series, builds and patches folder
     version: str = MISSING  # upstream version, the trend's x-axis
     source: SourceConf = field(default_factory=SourceConf)
     # version → recipe; when not empty, `version` must be one of its keys (engine.version=9.10.0).
     versions: Dict[str, EngineVersionConf] = field(default_factory=dict)
-    target: str = "db_bench"  # the ninja target to build
-    binary: str = "db_bench"  # path of the benchmark binary inside the build tree
+    # cmake | meson (both configured into <build>/build and built with Ninja) | make (run in a
+    # private copy of the source, <build>/src) | commands (`build_commands`, shell lines run in
+    # that copy with $JOBS, $SOURCE and $BUILD set).
+    build_system: str = "cmake"
+    source_subdir: str = ""  # the build system's root inside the source, e.g. build/meson
+    targets: List[str] = field(default_factory=lambda: ["db_bench"])  # ninja / make targets
+    # The binaries the build produces: name → path inside <build>/build (cmake, meson) or the
+    # source copy <build>/src (make, commands). Workloads name them ({binary:NAME}, `binary:`).
+    binaries: Dict[str, str] = field(default_factory=dict)
     cmake_flags: List[str] = field(default_factory=list)
+    meson_options: List[str] = field(default_factory=list)  # e.g. -Dbin_programs=true
+    make_args: List[str] = field(default_factory=list)  # e.g. [-C, programs]
+    build_commands: List[str] = field(default_factory=list)
+    # The engine's db_bench flavour (rocksdb | leveldb): its command line and output parser;
+    # empty for an engine without db_bench (db_bench workloads then refuse to run on it).
+    db_bench: str = ""
+    # The compressions db_bench workloads may ask of this engine (empty: not checked).
+    compressions: List[str] = field(default_factory=list)
+    # The name under which Tidemark's Google Benchmark harness (engine/harness, written against
+    # this engine's API) is one of the binaries; empty: the engine has no harness.
+    harness: str = ""
     # Library names the binary must NOT load dynamically (a system copy of the engine).
     forbid_shared: List[str] = field(default_factory=list)
     # Our own patches, files under engine/patches/<name>/, applied in order (patch -p1) to a
@@ -103,18 +125,72 @@ class WorkloadParams:
 
 
 @dataclass
+class MetricSpec:
+    """A metric a workload's output names: its unit and which direction is better."""
+
+    metric: str = ""  # the stored name, when not the group's or field's own
+    unit: str = ""
+    better: str = "lower"  # lower | higher
+
+
+@dataclass
+class OutputConf:
+    """How a `command` workload's result is read besides Tidemark's own timing."""
+
+    # "" (timing only) | regex | a registry format: json_map, gbench_json, hyperfine_json,
+    # pyperf_json, pytest_benchmark_json, bmf_json, ...
+    format: str = ""
+    source: str = "stdout"  # stdout | out (the file the program writes at {out})
+    regex: str = ""  # regex: named groups are metrics; the last match in the output counts
+    # regex: group → unit and direction (a group not listed is a unitless lower-is-better value)
+    metrics: Dict[str, MetricSpec] = field(default_factory=dict)
+    map: Dict[str, Any] = field(default_factory=dict)  # json_map: the map (adapters/json_map.py)
+
+
+@dataclass
+class DerivedMetric:
+    """A metric computed from a measured one: `bytes_of` (the size of a file or folder, at run
+    time) divided by the metric `per`, times `scale`: MB/s = input bytes / wall_s × 1e-6."""
+
+    name: str = MISSING
+    bytes_of: str = MISSING  # a template, e.g. "{data_dir}/corpus.txt"
+    per: str = "wall_s"
+    scale: float = 1e-6
+    unit: str = "MB/s"
+    better: str = "higher"
+
+
+@dataclass
 class WorkloadConf:
     name: str = MISSING
     description: str = ""
     answers: str = ""  # the question this workload answers, for the benchmark matrix
-    format: str = "db_bench"
-    benchmark: str = MISSING  # the db_bench benchmark that is measured
-    # Untimed db_bench benchmarks that build the data set first (e.g. [fillseq]).
+    # db_bench: the engine's db_bench | gbench: a Google Benchmark binary (its JSON is the
+    # output) | command: any command line, timed by Tidemark (wall, user, sys, max RSS) and
+    # optionally parsed (`output`). orchestrator/plan/templates.py lists the placeholders.
+    kind: str = "db_bench"
+    # db_bench: the benchmark measured; gbench: the --benchmark_filter; command: the series'
+    # benchmark name (default: the workload's name).
+    benchmark: str = ""
+    # db_bench: untimed benchmarks that build the data set first (e.g. [fillseq]); gbench and
+    # command: untimed command lines run once per point before its repetitions.
     setup: List[str] = field(default_factory=list)
     # True for writers that need an empty database each repetition (fillseq, fillrandom).
     fresh_db: bool = False
-    engines: List[str] = field(default_factory=lambda: ["rocksdb", "leveldb"])
+    engines: List[str] = field(default_factory=list)  # the engines it runs on; empty: any
     params: WorkloadParams = field(default_factory=WorkloadParams)
+    binary: str = ""  # gbench: which of the engine's binaries (default: its only one)
+    args: List[str] = field(default_factory=list)  # gbench: arguments after the filter
+    command: List[str] = field(default_factory=list)  # command: the argv
+    env: Dict[str, str] = field(default_factory=dict)  # gbench, command: the environment
+    # Files or folders the measured process reads (templates): cache states evict them and
+    # measure their page-cache residency, as a db_bench database's files.
+    data: List[str] = field(default_factory=list)
+    output: OutputConf = field(default_factory=OutputConf)
+    derived: List[DerivedMetric] = field(default_factory=list)
+    # gbench, command: the params that name a series (default: the ones the templates use,
+    # and `params.extra`); db_bench: always every param.
+    series_params: Optional[List[str]] = None
     # Absolute promises checked by `tidemark gate --targets`, e.g. ["p99_us < 50"].
     targets: List[str] = field(default_factory=list)
     # Headroom over the observed baseline, metric → factor: {p99_us: 1.5} = at most 1.5 × baseline.

@@ -34,7 +34,7 @@ from ..machine.cgroup import Cgroup, remove_cgroup
 from ..machine.docker_client import ContainerSpec
 from ..machine.shield import Shield
 from ..plan.engine_versions import resolve_engine_version
-from ..plan.runplan import RunPlan, make_plan
+from ..plan.runplan import RunPlan
 from ..plan.schema import TidemarkConf
 from ..record import STATUS_OK
 from ..runners.context import RunContext, step_identity
@@ -42,7 +42,7 @@ from ..runners.loop import RunLoop
 from ..store import Store
 from ..store.reads import rejected_attempt_sql
 from .ab_schedule import Block, Round, flatten, schedule_blocks
-from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
+from .jobsetup import (checked_plan, build_engine_with_progress, run_binaries, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
                        create_run_cgroup, machine_shield, new_run_id, open_results_store,
                        pin_orchestrator, planted_for, remove_run_data, run_context, run_record)
@@ -209,7 +209,7 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
                           f"bundle_dir=...")
     sides = [dataclasses.replace(s, conf=dataclasses.replace(
         s.conf, engine=resolve_engine_version(s.conf.engine))) for s in (a, b)]
-    plans = {s.name: make_plan(s.conf) for s in sides}
+    plans = {s.name: checked_plan(s.conf) for s in sides}
     seed = secrets.randbits(32) if options.seed is None else options.seed
     cpus = duet_cpus(a.conf, options.duet_cpus) if options.design == DUET else ()
     blocks = schedule_blocks(plans["a"], plans["b"], seed, options.design, cpus)
@@ -225,12 +225,12 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
     store = open_results_store(Path(a.conf.db), Path(a.conf.data_dir).expanduser(),
                                a.conf.db_lock_wait_s)
     builds = {s.name: build_engine_with_progress(s.conf, console) for s in sides}
-    harnesses = {s.name: build_harness_if_needed(s.conf, plans[s.name], builds[s.name], console)
+    binaries = {s.name: run_binaries(s.conf, plans[s.name], builds[s.name], console)
                  for s in sides}
     containers: dict[str, ContainerSpec | None] = {}
     for s in sides:
         builds[s.name], containers[s.name] = container_runner(
-            s.conf, dockers[s.name], plans[s.name], builds[s.name], harnesses[s.name], console)
+            s.conf, dockers[s.name], plans[s.name], builds[s.name], binaries[s.name], console)
     # One calibration per binary: both sides of one build plant with the same spins per µs.
     calibrate_once = functools.cache(lambda binary: calibrate(binary, pin))
     planted = {s.name: planted_for(s.conf, builds[s.name], pin, calibrate_once, console)
@@ -259,7 +259,7 @@ def run_ab(a: Side, b: Side, console: Console, options: AbOptions = AbOptions())
                                             containers[s.name])
                 ctxs[s.name] = run_context(s.conf, run_ids[s.name], plans[s.name], builds[s.name],
                                            facts["fingerprint"], pin, groups[s.name],
-                                           harnesses[s.name], planted[s.name], shielded,
+                                           binaries[s.name], planted[s.name], shielded,
                                            containers[s.name])
             store.record_ab(ab)
             status = "interrupted"

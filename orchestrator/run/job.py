@@ -20,7 +20,7 @@ from ..machine.interference import rejected_attempt
 from ..plan.engine_versions import resolve_engine_version
 from ..plan.resume import (check_resumable, check_same_measurement, config_differences,
                            resume_entry, resume_plan, resume_text)
-from ..plan.runplan import RunPlan, make_plan
+from ..plan.runplan import RunPlan
 from ..plan.schema import TidemarkConf
 from ..record import STATUS_OK, Invocation
 from ..runners.context import RunContext
@@ -28,7 +28,7 @@ from ..runners.loop import run_steps
 from ..store import Store
 from ..store.resume_reads import StoredRun, stored_invocations, stored_run
 from ..store.schema import LATEST_VERSION
-from .jobsetup import (build_engine_with_progress, build_harness_if_needed, check_machine,
+from .jobsetup import (checked_plan, build_engine_with_progress, run_binaries, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
                        create_run_cgroup, machine_shield, new_run_id, open_results_store,
                        pin_orchestrator, planted_for, remove_run_data, run_context, run_record,
@@ -111,7 +111,7 @@ class BundleSeal:
 def _run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any], console: Console,
              target: RunTarget, run_id: str, bundle: BundleSeal | None) -> tuple[str, list[Invocation]]:
     conf = dataclasses.replace(conf, engine=resolve_engine_version(conf.engine))
-    plan = make_plan(conf)
+    plan = checked_plan(conf)
     facts = machine.capture_facts(Path(conf.data_dir).expanduser())
     notes = check_machine(conf, facts)
     pin = check_pin_cpus(conf.machine.pin_cpus)
@@ -122,8 +122,8 @@ def _run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any], c
                                conf.db_lock_wait_s)
     prior = _prior_run(store, target.resume, config) if target.resume else None
     build = build_engine_with_progress(conf, console)
-    harness = build_harness_if_needed(conf, plan, build, console)
-    build, container = container_runner(conf, docker, plan, build, harness, console)
+    binaries = run_binaries(conf, plan, build, console)
+    build, container = container_runner(conf, docker, plan, build, binaries, console)
     planted = planted_for(conf, build, pin, console=console)
     resumed = None
     if prior is not None:
@@ -143,7 +143,7 @@ def _run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any], c
                 console.print(resume_text(resumed), markup=False, soft_wrap=True)
             if bundle is not None:
                 bundle.started = (build, facts)
-            ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, harness,
+            ctx = run_context(conf, run_id, plan, build, facts["fingerprint"], pin, group, binaries,
                               planted, shielded, container)
             status, invocations = _measure(conf, ctx, plan, store, record, console)
         finally:

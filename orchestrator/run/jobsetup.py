@@ -20,7 +20,7 @@ from rich.console import Console
 
 from ..build.container_image import VALGRIND_BIN, ensure_image
 from ..build.engine import Build, build_engine
-from ..build.harness_build import build_harness
+from ..build.harness_build import HARNESS_BINARY, build_harness
 from ..build.planted import Calibration, Planted, calibrate, planted_setting
 from ..errors import ConfigError
 from ..liveness import this_process
@@ -30,7 +30,11 @@ from ..machine.docker_client import (ContainerSpec, ImageRef, check_runner_conf,
                                      daemon_facts, remove_leftover_containers, reset_containers)
 from ..machine.execute import parse_cpu_list
 from ..machine.interference import POLICIES, InterferencePolicy
-from ..plan.runplan import FORMAT_GBENCH, RunPlan
+from ..plan.kinds import workload_binaries
+from ..plan.kinds import KIND_GBENCH
+from ..plan.runplan import RunPlan, make_plan
+from ..runners.command import check_output_format
+from ..runners.gbench import check_gbench_binary
 from ..plan.schema import TidemarkConf
 from ..runners.context import RunContext
 from ..signals import signals_interrupt
@@ -153,8 +157,23 @@ def _image_text(ref: ImageRef) -> str:
             f"FROM {ref.base})")
 
 
+def checked_plan(conf: TidemarkConf) -> RunPlan:
+    """The run's plan, its output formats checked against the adapter registry too."""
+    plan = make_plan(conf)
+    for wl in plan.workloads.values():
+        check_output_format(wl)
+    return plan
+
+
+def plan_binaries(conf: TidemarkConf, plan: RunPlan) -> list[str]:
+    """The names of the recipe binaries (and harness) this plan's processes run."""
+    known = [*conf.engine.binaries, *([conf.engine.harness] if conf.engine.harness else [])]
+    return list(dict.fromkeys(name for wl in plan.workloads.values()
+                              for name in workload_binaries(wl, known)))
+
+
 def container_runner(conf: TidemarkConf, client: Any | None, plan: RunPlan, build: Build,
-                     harness_binary: str, console: Console) -> tuple[Build, ContainerSpec | None]:
+                     binaries: dict[str, str], console: Console) -> tuple[Build, ContainerSpec | None]:
     """The images of this run's binaries (built unless their tags exist) and its container
     settings; the build gains the images in its provenance. (build, None) on the host runner."""
     if client is None:
@@ -162,19 +181,19 @@ def container_runner(conf: TidemarkConf, client: Any | None, plan: RunPlan, buil
     cache = Path(conf.cache_dir).expanduser()
     say = lambda text: console.print(text, markup=False)  # noqa: E731
     images = {}
-    if any(step.format != FORMAT_GBENCH for step in plan.steps):
-        images["db_bench"] = ensure_image(client, build.engine, "engine", build.build_id,
-                                          Path(build.binary_path), conf.runner.base, cache, say)
-    if harness_binary:  # keyed like the harness build: engine build + harness sources
-        images[FORMAT_GBENCH] = ensure_image(client, build.engine, "harness",
-                                             Path(harness_binary).parents[1].name,
-                                             Path(harness_binary), conf.runner.base, cache, say)
+    for name in plan_binaries(conf, plan):
+        path = Path(binaries[name])
+        # Keyed like its build: the engine build, or (the harness) engine build + its sources.
+        key = path.parents[1].name if name == conf.engine.harness else build.build_id
+        images[name] = ensure_image(client, build.engine, name, key, path, conf.runner.base,
+                                    cache, say)
     for ref in images.values():
         say(_image_text(ref))
     build = dataclasses.replace(build, images={**build.images,
                                                **{r.kind: r.record() for r in images.values()}})
     memory = conf.runner.memory_mb << 20 if conf.runner.memory_mb else None
-    return build, ContainerSpec(images, memory, conf.runner.grace_s, daemon_facts(client), client)
+    return build, ContainerSpec(images, memory, conf.runner.grace_s, daemon_facts(client), client,
+                                {binaries[name]: name for name in images})
 
 
 def pin_orchestrator(cpus: list[int]) -> None:
@@ -195,11 +214,26 @@ def build_engine_with_progress(conf: TidemarkConf, console: Console) -> Build:
     return build
 
 
-def build_harness_if_needed(conf: TidemarkConf, plan: RunPlan, build: Build,
-                            console: Console) -> str:
-    """The Google Benchmark harness built against this engine build, when the plan runs it."""
-    if not any(step.format == FORMAT_GBENCH for step in plan.steps):
-        return ""
+def run_binaries(conf: TidemarkConf, plan: RunPlan, build: Build,
+                 console: Console) -> dict[str, str]:
+    """The recipe's binaries by name, and Tidemark's Google Benchmark harness built against
+    this engine build when the plan runs it (under the recipe's `harness` name)."""
+    binaries = {name: build.binary(name) for name in conf.engine.binaries}
+    harness_name = conf.engine.harness
+    if harness_name and harness_name in plan_binaries(conf, plan):
+        binaries[harness_name] = _harness(conf, build, console)
+    known = list(binaries)
+    for wl in plan.workloads.values():
+        if wl.kind == KIND_GBENCH:
+            check_gbench_binary(binaries[workload_binaries(wl, known)[0]], wl)
+    return binaries
+
+
+def _harness(conf: TidemarkConf, build: Build, console: Console) -> str:
+    harness_name = conf.engine.harness
+    if harness_name != HARNESS_BINARY:
+        raise ConfigError(f"engine.harness={harness_name!r}; Tidemark's harness (engine/harness) "
+                          f"is {HARNESS_BINARY}")
     harness = build_harness(build, conf.build, Path(conf.cache_dir).expanduser())
     state = "cached, no compile" if harness.cached else "built"
     console.print(f"harness ({harness.cmake_build_type}): {state} → {harness.binary_path}")
@@ -273,7 +307,7 @@ def run_record(run_id: str, conf: TidemarkConf, plan: RunPlan, build: Build, fac
 
 
 def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fingerprint: str,
-                pin: tuple[int, ...], group: Cgroup | None, harness_binary: str,
+                pin: tuple[int, ...], group: Cgroup | None, binaries: dict[str, str],
                 planted: Planted | None = None, shielded: shield.Shield | None = None,
                 container: ContainerSpec | None = None) -> RunContext:
     """The controls every step of this run runs under; in containers when `container` is set
@@ -289,7 +323,7 @@ def run_context(conf: TidemarkConf, run_id: str, plan: RunPlan, build: Build, fi
                       data_dir=Path(conf.data_dir).expanduser() / run_id,
                       counters=conf.counters and shutil.which("perf") is not None
                       and container is None,
-                      cgroup_procs=procs, harness_binary=harness_binary, planted=planted.record(),
+                      cgroup_procs=procs, binaries=binaries, planted=planted.record(),
                       shield=cpusets, shield_requested=conf.machine.shield,
                       interference=check_machine_controls(conf, pin), container=container)
 

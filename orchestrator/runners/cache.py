@@ -10,7 +10,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, Union
 
 from ..plan.runplan import Step
 from .context import RunContext
@@ -32,8 +32,18 @@ class Residency:
         return 100.0 * self.resident_pages / self.total_pages if self.total_pages else 0.0
 
 
-def data_files(db_dir: Path) -> list[Path]:
-    return sorted(p for p in db_dir.rglob("*") if p.is_file()) if db_dir.exists() else []
+Where = Union[Path, Sequence[Path]]  # a database folder, or a workload's declared data
+
+
+def data_files(where: Where) -> list[Path]:
+    """The files of a folder, or of each file and folder of a list (a workload's `data`)."""
+    files: set[Path] = set()
+    for path in [where] if isinstance(where, Path) else where:
+        if path.is_file():
+            files.add(path)
+        elif path.is_dir():
+            files.update(p for p in path.rglob("*") if p.is_file())
+    return sorted(files)
 
 
 def parse_fincore_raw(text: str, page_size: int = PAGE_SIZE) -> Residency:
@@ -48,7 +58,7 @@ def parse_fincore_raw(text: str, page_size: int = PAGE_SIZE) -> Residency:
     return Residency(resident, pages, size)
 
 
-def measure_residency(db_dir: Path) -> Residency:
+def measure_residency(db_dir: Where) -> Residency:
     files = data_files(db_dir)
     if not files:
         return Residency(0, 0, 0)
@@ -57,7 +67,7 @@ def measure_residency(db_dir: Path) -> Residency:
     return parse_fincore_raw(out.stdout)
 
 
-def evict_page_cache(db_dir: Path, drop_caches: bool) -> list[str]:
+def evict_page_cache(db_dir: Where, drop_caches: bool) -> list[str]:
     """Sync, fadvise(DONTNEED) every file, optionally drop all caches; returns what was done."""
     os.sync()  # dirty pages cannot be evicted: write them back first
     done = ["sync"]
@@ -91,7 +101,7 @@ def residency_violation(pct: float, min_pct: float | None, max_pct: float | None
     return ""
 
 
-def read_back(db_dir: Path, min_pct: float | None) -> tuple[Residency, str]:
+def read_back(db_dir: Where, min_pct: float | None) -> tuple[Residency, str]:
     """Residency right before the process; below `min_pct` (None: no bound), the data files read
     once more and measured again. Returns the residency achieved and what was done ('' when
     nothing was).
@@ -113,7 +123,7 @@ def read_back(db_dir: Path, min_pct: float | None) -> tuple[Residency, str]:
                        f"(evicted since the warm-ups)")
 
 
-def prepare_cache(ctx: RunContext, step: Step, db_dir: Path) -> dict[str, Any]:
+def prepare_cache(ctx: RunContext, step: Step, db_dir: Where) -> dict[str, Any]:
     """Cold eviction before measured steps; residency measured right before the process (and
     read back when a state that needs it resident lost pages: `read_back`).
 

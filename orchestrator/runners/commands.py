@@ -1,4 +1,5 @@
-"""db_bench command lines (pure): one function per engine, the same Step in, argv out."""
+"""db_bench command lines (pure): one function per db_bench flavour (an engine recipe's
+`db_bench`), the same Step in, argv out."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -69,13 +70,13 @@ def _extra_flags(params: dict) -> list[str]:
 COMMAND_BUILDERS = {"rocksdb": rocksdb_command, "leveldb": leveldb_command}
 
 
-def engine_command(engine: str, binary: Path, step: Step, db_dir: Path, report_file: Path,
+def engine_command(flavour: str, binary: Path, step: Step, db_dir: Path, report_file: Path,
                    cache_size_override: int | None = None) -> list[str]:
     try:
-        builder = COMMAND_BUILDERS[engine]
+        builder = COMMAND_BUILDERS[flavour]
     except KeyError:
-        raise ConfigError(f"no db_bench command line for engine {engine!r}; "
-                          f"known engines: {', '.join(COMMAND_BUILDERS)}") from None
+        raise ConfigError(f"engine.db_bench={flavour!r} has no db_bench command line; known: "
+                          f"{', '.join(COMMAND_BUILDERS)}") from None
     return builder(binary, step, db_dir, report_file, cache_size_override)
 
 

@@ -50,6 +50,9 @@ def container_options(ctx: RunContext, step: Step, spec: ContainerSpec, cwd: Pat
     # Mounts field by field: docker's "HOST:TARGET:MODE" volume strings split a path on ':'.
     folders = sorted({str((cwd / ctx.logs_dir).resolve()), str((cwd / ctx.data_dir).resolve())})
     mounts = [Mount(target=folder, source=folder, type="bind") for folder in folders]
+    source = ctx.build.source_dir  # read-only: a workload may read the source's test data
+    if source and Path(source).is_dir() and not any(source.startswith(f) for f in folders):
+        mounts.append(Mount(target=source, source=source, type="bind", read_only=True))
     env = {**ctx.run_env, **(VALGRIND_ENV if step.phase == PHASE_CALLGRIND else {})}
     options: dict[str, Any] = {"labels": container_labels(ctx.run_id), "network_mode": "none",
                                "environment": env, "mounts": mounts, "working_dir": str(cwd)}
@@ -142,7 +145,7 @@ def run_in_container(ctx: RunContext, step: Step, argv: list[str], stem: Path) -
     (engine argv, exit status, wall/rusage from inside), with the container's facts added."""
     spec = ctx.container
     assert spec is not None, "run_in_container needs a context with a ContainerSpec"
-    image = spec.images[step.format]
+    image = spec.image_for(argv[0])
     command = container_command(ctx, step, argv, stem)
     options = container_options(ctx, step, spec, Path(os.getcwd()))
     report_file = stem.with_suffix(".exec.json")

@@ -10,6 +10,7 @@ from ..machine.docker_client import ContainerSpec
 from ..machine.interference import InterferencePolicy
 from ..machine.shield import ShieldCpusets
 from ..plan.runplan import RunPlan, Step, series_identity
+from ..plan.templates import render
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ class RunContext:
     data_dir: Path
     counters: bool = False  # perf stat around each process
     cgroup_procs: tuple[Path, ...] = ()  # the engine joins these before exec
-    harness_binary: str = ""  # the Google Benchmark harness, for gbench_json steps
+    # The recipe's binaries by name (engine.binaries), and the harness under its name when the
+    # run uses it: what gbench and command steps run ({binary:NAME}).
+    binaries: dict[str, str] = field(default_factory=dict)
     # The planted point-read cost (orchestrator/build/planted.py), recorded in every invocation's
     # conditions; {} when the build has no planted patch.
     planted: dict[str, Any] = field(default_factory=dict)
@@ -41,3 +44,18 @@ class RunContext:
 def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
     """The step's series identity on this run's build and machine."""
     return series_identity(ctx.plan.engine, step, ctx.plan.build_variant, ctx.machine_fingerprint)
+
+
+def template_values(ctx: RunContext, step: Step, stem: Path) -> dict[str, Any]:
+    """The values of a gbench or command step's placeholders (plan/templates.py)."""
+    values: dict[str, Any] = {"threads": step.threads, "data_dir": ctx.data_dir / step.db_key,
+                              "out": stem.with_suffix(".out"), "source": ctx.build.source_dir,
+                              "repetition": step.repetition}
+    values.update({f"binary:{name}": path for name, path in ctx.binaries.items()})
+    for key, value in step.params:
+        values[f"param:{key.removeprefix('extra.')}"] = value
+    return values
+
+
+def render_all(templates: list[str], values: dict[str, Any], where: str) -> list[str]:
+    return [render(template, values, where) for template in templates]

@@ -31,7 +31,7 @@ def _parse_stdout(ctx: RunContext, step: Step, result: ProcessResult,
     report_file = stem.with_suffix(".report.csv")
     report_csv = report_file.read_text(errors="replace") if report_file.exists() else ""
     try:
-        row = parse_db_bench_step(ctx.plan.engine, result.stdout, step.benchmark, step.threads,
+        row = parse_db_bench_step(ctx.plan.db_bench, result.stdout, step.benchmark, step.threads,
                                   report_csv, stem.with_suffix(".stdout").name)
     except EngineOutputError as exc:
         return STATUS_PARSE_ERROR, str(exc), None
@@ -95,7 +95,8 @@ class DbBenchRunner:
         db_dir = ctx.data_dir / step.db_key
         stem = ctx.logs_dir / f"{step.seq:04d}-{step.phase}-{step.benchmark}"
         conditions = prepare_cache(ctx, step, db_dir)
-        argv = engine_command(ctx.plan.engine, Path(ctx.build.binary_path), step, db_dir,
+        binary = Path(ctx.binaries.get("db_bench") or ctx.build.binary_path)
+        argv = engine_command(ctx.plan.db_bench, binary, step, db_dir,
                               stem.with_suffix(".report.csv"), conditions.get("block_cache_bytes"))
         result = self.execute(ctx, step, argv, stem)
         conditions.update(written_data(step, db_dir))

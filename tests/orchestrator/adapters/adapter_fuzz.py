@@ -26,12 +26,14 @@ from typing import Any, Callable
 import yaml
 
 from orchestrator.adapters.json_map import parse_map_config
+from orchestrator.adapters.regex_map import RegexMap
 from orchestrator.adapters.registry import ADAPTERS, IMPORT_FORMATS
 from orchestrator.adapters.results import ROW_OK, ParseRequest, ToolReport
 from orchestrator.adapters.validate import validate_report
 from orchestrator.errors import UserError
 
 DATA = Path(__file__).parents[2] / "data"
+ROOT = Path(__file__).parents[3]
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,18 @@ def _json_map_seeds() -> list[Seed]:
             Seed("json_map", "numbered.jsonl", with_reps, ParseRequest("numbered.jsonl", json_map=numbered))]
 
 
+def _regex_seeds() -> list[Seed]:
+    """zstd -b's result line through the zstd_bench workload's own regex map, and its
+    progress-redrawing (not -q) output through a pattern of that form."""
+    workload = yaml.safe_load((ROOT / "conf/workload/zstd_bench.yaml").read_text())["output"]
+    quiet = RegexMap.of(workload["regex"], workload["metrics"])
+    progress = RegexMap.of(r"(?P<size>\d+) \(x(?P<ratio>[0-9.]+)\),\s*(?P<compress_mb_s>[0-9.]+) "
+                           r"MB/s,\s*(?P<decompress_mb_s>[0-9.]+) MB/s")
+    return [Seed("regex", p.name, p.read_text(), ParseRequest(p.name, regex_map=rmap))
+            for p, rmap in ((DATA / "regex/zstd_1.5.4_b3_q.stdout", quiet),
+                            (DATA / "regex/zstd_1.5.4_b19_progress.stdout", progress))]
+
+
 def _seeds() -> dict[str, list[Seed]]:
     rocksdb = _db_bench_seeds("db_bench_rocksdb", "rocksdb")
     stdout = (DATA / "rocksdb/readrandom_t1_duration3.stdout").read_text()
@@ -109,6 +123,7 @@ def _seeds() -> dict[str, list[Seed]]:
         "pyperf_json": [
             Seed("pyperf_json", p.name, p.read_text(), ParseRequest(p.name))
             for p in sorted((DATA / "pyperf").glob("*.json"))],
+        "regex": _regex_seeds(),
         "callgrind": [Seed("callgrind", "leveldb_fillseq_2000.stderr",
                            (DATA / "callgrind/leveldb_fillseq_2000.stderr").read_text(),
                            ParseRequest("callgrind.stderr", operations=2000.0))],

@@ -228,7 +228,7 @@ def test_a_db_bench_step_with_a_malformed_number_is_a_parse_error_record(tmp_pat
     from tests.orchestrator.runners.test_run_loop import BUILD
 
     step = Step(2, 1, "readrandom", "readrandom", PHASE_MEASURED, 1, 2, (("num", 10),), "db", False)
-    ctx = RunContext("r1", RunPlan("rocksdb", "7.8.3", "release", "warm", "", 60.0, (step,)),
+    ctx = RunContext("r1", RunPlan("rocksdb", "7.8.3", "release", "warm", "", 60.0, (step,), db_bench="rocksdb"),
                      BUILD, "fp", (), {}, False, tmp_path / "logs", tmp_path / "data")
     result = ProcessResult(("db_bench",), 0, False, 0.2, 0.1, 0.0, 1000,
                            ROCKSDB.replace("2.538 micros/op", "1.2.3 micros/op"), "", "t0", "t1")

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from orchestrator.analysis.identity import series_key
 from orchestrator.errors import ConfigError
@@ -10,13 +11,24 @@ from orchestrator.plan.runplan import PHASE_MEASURED, PHASE_SETUP, PHASE_WARMUP,
 CONF = Path(__file__).resolve().parents[3] / "conf"
 
 
+def _engine_for(group: str, option: str) -> list[str]:
+    """What else an option needs to plan: an engine without db_bench its own suite, a workload
+    or suite of one engine that engine."""
+    data = yaml.safe_load((CONF / group / f"{option}.yaml").read_text())
+    if group == "engine" and not data.get("db_bench"):
+        return [f"suite={data['name']}_smoke"]
+    if group == "workload" and data.get("engines"):
+        return [f"engine={data['engines'][0]}"]
+    if group == "suite" and option.endswith("_smoke") and option != "smoke":
+        return [f"engine={option.removesuffix('_smoke')}"]
+    return []
+
+
 @pytest.mark.parametrize("group", ["machine", "engine", "build", "workload", "cache", "suite",
                                    "runner"])
 def test_every_group_option_composes_and_plans(compose_conf, group):
     for option in sorted(p.stem for p in (CONF / group).glob("*.yaml")):
-        overrides = [f"{group}={option}"]
-        if group == "workload" and option == "readwhilewriting":
-            overrides.append("engine=rocksdb")
+        overrides = [f"{group}={option}", *_engine_for(group, option)]
         conf = compose_conf(overrides)
         plan = make_plan(conf)
         assert plan.measured_count >= 1, option

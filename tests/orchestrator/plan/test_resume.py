@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.plan.runplan import FORMAT_GBENCH, Step
+from orchestrator.plan.kinds import KIND_GBENCH
+from orchestrator.plan.runplan import Step
 from orchestrator.plan.resume import (StoredInvocation, check_resumable, check_same_measurement,
                                  config_differences, resume_plan)
 
@@ -48,7 +49,7 @@ def test_a_rejected_attempt_is_not_a_measurement():
 
 def test_a_google_benchmark_step_is_done_only_when_every_repetition_is_stored():
     step = Step(1, 1, "micro_get", "BM_Get", "measured", 1, 1, PARAMS, "k", True, "warm",
-                format=FORMAT_GBENCH, repetitions=3)
+                kind=KIND_GBENCH, repetitions=3)
     rows = [StoredInvocation("measured", "micro_get", f"BM_Get/{r}", r, 1, dict(PARAMS), "warm", True)
             for r in (1, 2)]
     assert len(resume_plan([step], rows, 9).steps) == 1

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.plan.runplan import FORMAT_GBENCH, RunPlan, Step
+from orchestrator.plan.kinds import KIND_GBENCH
+from orchestrator.plan.runplan import RunPlan, Step
 from orchestrator.record import STATUS_OK, ProcessResult
 from orchestrator.runners.context import RunContext
 from orchestrator.runners.db_bench import db_bench_outcome
@@ -21,7 +22,7 @@ from tests.orchestrator.runners.test_run_loop import BUILD
 
 DB_BENCH = Step(2, 1, "readrandom", "readrandom", "measured", 1, 2, (("num", 50000),), "db", False,
                 "warm")
-HARNESS = dataclasses.replace(DB_BENCH, workload="micro_get", benchmark="Get", format=FORMAT_GBENCH,
+HARNESS = dataclasses.replace(DB_BENCH, workload="micro_get", benchmark="Get", kind=KIND_GBENCH,
                               repetitions=2, fresh_db=True)
 PERF_CSV = (DATA / "perf" / "kvm_software_only.csv").read_text()
 BROKEN = {"empty file": "", "perf's own error": "Error:\nAccess to performance monitoring "
@@ -31,8 +32,8 @@ BROKEN = {"empty file": "", "perf's own error": "Error:\nAccess to performance m
 
 def outcome(tmp_path: Path, kind: str, perf_csv: str | None):
     """The records of a finished process of `kind` whose perf CSV holds `perf_csv`."""
-    ctx = RunContext("r1", RunPlan("leveldb", "1.23", "release", "warm", "", 60.0, ()), BUILD, "fp",
-                     (), {}, False, tmp_path, tmp_path, counters=True, harness_binary="/h")
+    ctx = RunContext("r1", RunPlan("leveldb", "1.23", "release", "warm", "", 60.0, (), db_bench="leveldb"), BUILD, "fp",
+                     (), {}, False, tmp_path, tmp_path, counters=True, binaries={"rocksdb_harness": "/h"})
     stem = tmp_path / "0002-measured-x"
     if perf_csv is not None:
         stem.with_suffix(".perf.csv").write_text(perf_csv)

@@ -10,7 +10,9 @@ from orchestrator.errors import BuildError
 from orchestrator.runners.gbench_command import gbench_command
 from orchestrator.build.harness_build import link_libraries_from_ninja
 from orchestrator.adapters.gbench_json import parse_gbench_json
-from orchestrator.plan.runplan import FORMAT_GBENCH, make_plan
+from orchestrator.plan.kinds import KIND_GBENCH
+from orchestrator.plan.runplan import make_plan
+from orchestrator.plan.templates import render
 from orchestrator.adapters.results import ROW_FAILED
 
 NINJA = """build db_bench: CXX_EXECUTABLE_LINKER__db_bench_Release CMakeFiles/db_bench.dir/tools/db_bench.cc.o | librocksdb.a
@@ -25,18 +27,22 @@ def test_micro_suite_plans_one_harness_process_per_point(compose_conf):
     assert [(s.workload, s.threads) for s in plan.steps] == [
         ("micro_put", 1), ("micro_put", 2), ("micro_get", 1), ("micro_get", 2),
         ("micro_writebatch", 1), ("micro_scan", 1), ("micro_scan", 2)]
-    assert {(s.format, s.repetitions, s.phase, s.fresh_db) for s in plan.steps} == {
-        (FORMAT_GBENCH, 4, "measured", True)}
+    assert {(s.kind, s.repetitions, s.phase, s.fresh_db) for s in plan.steps} == {
+        (KIND_GBENCH, 4, "measured", True)}
 
 
 def test_db_bench_steps_keep_their_defaults(compose_conf):
     plan = make_plan(compose_conf(["suite=tiny"]))
-    assert {(s.format, s.repetitions) for s in plan.steps} == {("db_bench", 1)}
+    assert {(s.kind, s.repetitions) for s in plan.steps} == {("db_bench", 1)}
 
 
 def test_gbench_command_line(compose_conf):
-    step = make_plan(compose_conf(["workload=micro_get", "threads=2", "repetitions=3"])).steps[0]
-    argv = gbench_command(Path("/h/rocksdb_harness"), step, Path("/d/db"), Path("/l/x.gbench.json"))
+    plan = make_plan(compose_conf(["workload=micro_get", "threads=2", "repetitions=3"]))
+    step = plan.steps[0]
+    values = {"data_dir": "/d/db", "threads": step.threads,
+              **{f"param:{k}": v for k, v in step.params}}
+    args = [render(t, values) for t in plan.workloads["micro_get"].args]
+    argv = gbench_command(Path("/h/rocksdb_harness"), step, Path("/l/x.gbench.json"), args)
     assert argv == ["/h/rocksdb_harness", "--benchmark_filter=^(Get|MultiGet)/",
                     "--benchmark_repetitions=3", "--benchmark_out_format=json",
                     "--benchmark_out=/l/x.gbench.json", "--tm_db=/d/db", "--tm_threads=2",
