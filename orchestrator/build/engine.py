@@ -4,8 +4,6 @@ Side effects: apt-get source, git, cmake, ninja. The key and command lines are p
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
@@ -20,6 +18,7 @@ from ..plan.runplan import short_hash
 from ..plan.schema import BuildConf, EngineConf
 from .filelock import held
 from .patches import apply_patches, find_patches, patch_identity, patched_tree
+from .provenance import load_provenance, sha256_file, write_provenance
 from .revision import Revision, export_commit, resolve_revision
 
 PROVENANCE_FILE = "provenance.json"
@@ -101,14 +100,6 @@ def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
 
 def build_dir_name(engine: EngineConf, variant: BuildConf, key: str) -> str:
     return f"{engine.name}-{engine.version}-{variant.name}-{key}"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def run_logged(argv: list[str], cwd: Path | None, log: Path, what: str,
@@ -234,22 +225,6 @@ def _compile(tree: Path, build_dir: Path, flags: list[str], target: str, jobs: i
         raise BuildError(f"ninja {target} failed (exit {code}); see {log}")
 
 
-def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> Any | None:
-    """The cached build record in the JSON file prov, or None when it is absent or its binary
-    changed behind our back (then it is not the build the provenance describes)."""
-    if not prov.exists():
-        return None
-    data = json.loads(prov.read_text())
-    for name in tuple_fields:
-        if name in data:  # lists of lists (patches) become tuples of tuples
-            data[name] = tuple(tuple(v) if isinstance(v, list) else v for v in data[name])
-    cached = record(**{**data, "cached": True})
-    binary = Path(cached.binary_path)
-    if not binary.exists() or sha256_file(binary) != cached.binary_sha256:
-        return None
-    return cached
-
-
 def _load_cached(build_dir: Path) -> Build | None:
     return load_provenance(build_dir / PROVENANCE_FILE, Build,
                            ("cmake_flags", "linked_libraries", "patches"))
@@ -356,5 +331,5 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
                   created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   source_note=source_note(fetched), patches=patch_identity(patches),
                   revision=revision.record() if revision is not None else {})
-    (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
+    write_provenance(build_dir / PROVENANCE_FILE, build)
     return build
