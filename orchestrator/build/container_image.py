@@ -18,8 +18,8 @@ from typing import Any, Callable
 from ..errors import BuildError
 from ..machine.docker_client import LABEL, ImageRef
 from ..plan.runplan import short_hash
-from .engine import sha256_file
 from .filelock import held
+from .provenance import sha256_file
 
 RECIPES = Path(__file__).resolve().parents[2] / "docker"
 DOCKERFILE = RECIPES / "engine.Dockerfile"

@@ -5,8 +5,6 @@ Side effects: apt-get source, git, a tarball unpacked, then the recipe's build s
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -20,6 +18,7 @@ from ..plan.runplan import short_hash
 from ..plan.schema import BuildConf, EngineConf
 from .filelock import held
 from .patches import apply_patches, find_patches, patch_identity, patched_tree
+from .provenance import load_provenance, sha256_file, write_provenance
 from .revision import Revision, export_commit, resolve_revision
 from .systems import (ProgressFn, build_flags, compile_tree, private_copy, run_logged,
                       tool_version)
@@ -109,12 +108,6 @@ def build_dir_name(engine: EngineConf, variant: BuildConf, key: str) -> str:
     return f"{engine.name}-{engine.version}-{variant.name}-{key}"
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
@@ -229,20 +222,6 @@ def check_no_forbidden_libraries(binary: Path, libs: tuple[str, ...], forbidden:
                          f"with; build it static (see conf/engine/)")
 
 
-def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> Any | None:
-    """The cached build record in the JSON file prov, or None when it is absent or its binary
-    changed behind our back (then it is not the build the provenance describes)."""
-    if not prov.exists():
-        return None
-    data = json.loads(prov.read_text())
-    for name in tuple_fields:
-        if name in data:  # lists of lists (patches) become tuples of tuples
-            data[name] = tuple(tuple(v) if isinstance(v, list) else v for v in data[name])
-    cached = record(**{**data, "cached": True})
-    binary = Path(cached.binary_path)
-    if not binary.exists() or sha256_file(binary) != cached.binary_sha256:
-        return None
-    return cached
 
 
 def _load_cached(build_dir: Path) -> Build | None:
@@ -351,5 +330,5 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
                   source_note=source_note(fetched), patches=patch_identity(patches),
                   revision=revision.record() if revision is not None else {},
                   binaries=binaries, build_system=engine.build_system)
-    (build_dir / PROVENANCE_FILE).write_text(json.dumps(asdict(build), indent=2))
+    write_provenance(build_dir / PROVENANCE_FILE, build)
     return build

@@ -9,14 +9,14 @@ objects built with different NDEBUG settings must never be linked together. It i
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BuildError
 from ..plan.schema import BuildConf
-from .engine import Build, load_provenance, sha256_file
+from .engine import Build
+from .provenance import load_provenance, sha256_file, write_provenance
 from .systems import run_logged
 
 HARNESS_SOURCE = Path(__file__).resolve().parents[2] / "engine" / "harness"
@@ -112,5 +112,5 @@ def build_harness(build: Build, variant: BuildConf, cache_dir: Path) -> HarnessB
                            engine_build_id=build.build_id, sources_sha256=sources,
                            cmake_build_type=variant.cmake_build_type, cxx_flags=variant.cxx_flags,
                            link_libraries=tuple(libs))
-    (out / PROVENANCE_FILE).write_text(json.dumps(asdict(harness), indent=2))
+    write_provenance(out / PROVENANCE_FILE, harness)
     return harness
