@@ -165,3 +165,44 @@ def test_a_damaged_file_is_one_line_and_writes_nothing(tmp_path, asv_results, da
     assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and bad.name in proc.stderr
     assert not (tmp_path / "tidemark.duckdb").exists()  # the good file was not written either
+
+
+def test_a_gate_between_the_commits_as_junit_xml(tmp_path, asv_results):
+    """`tidemark gate --format junit` on the two imported commits: the document alone on
+    stdout, valid JUnit; time_sort (4x the work) fails, each track value (one repetition) is
+    skipped as cannot tell, and every outcome is the gate's own verdict (its JSON report)."""
+    import xml.etree.ElementTree as ET
+
+    import xmlschema
+
+    from tests.conftest import DATA
+
+    imp(tmp_path, asv_results[0])
+    base, cand = [r for (r,) in query(tmp_path, "SELECT r.run_id FROM runs r JOIN builds b "
+                                                "USING (build_id) ORDER BY b.commit_date")]
+    gate = ("gate", "--db", str(tmp_path / "tidemark.duckdb"), "--baseline", base,
+            "--candidate", cand, "--metric", "wall_s", "--metric", "track_value")
+    junit = tidemark(tmp_path, *gate, "--format", "junit", check=False)
+    assert junit.returncode == 1 and "gate: REGRESSION" in junit.stderr
+    xmlschema.XMLSchema(str(DATA / "junit" / "junit-10.xsd")).validate(junit.stdout)
+    report, _ = json.JSONDecoder().raw_decode(tidemark(tmp_path, *gate, "--format", "json",
+                                                       check=False).stdout)
+    expected: dict[str, list[str]] = {}  # label → the outcome of each of its series
+    for row in report["rows"]:  # one metric per series here
+        expected.setdefault(row["label"], []).append(
+            {"slower": "failure", "not enough repetitions": "skipped"}.get(
+                row["comparison"]["verdict"], "passed"))
+    suite = ET.fromstring(junit.stdout)
+    outcomes = {}
+    for case in suite.iter("testcase"):
+        kinds = [c.tag for c in case if c.tag in ("failure", "skipped")]
+        outcomes[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+    assert outcomes[("benchmarks", "benchmarks (benchmarks.time_sort)")] == "failure"
+    assert [outcomes[("benchmarks.Join", f"benchmarks.Join (benchmarks.Join.track_parts) n={n}")]
+            for n in (10, 1000)] == ["skipped", "skipped"]
+    got: dict[str, list[str]] = {}
+    for (_, name), outcome in outcomes.items():
+        got.setdefault(name.split(" n=")[0], []).append(outcome)
+    assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}
+    assert (suite.get("tests"), suite.get("errors")) == (str(SERIES), "0")
+    assert suite.get("failures") == str(list(outcomes.values()).count("failure"))
