@@ -1,15 +1,19 @@
-"""A comparison Report as a terminal table, Markdown (a PR comment) or JSON (pure text)."""
+"""A comparison Report as a terminal table, Markdown (a PR comment), JSON, or a gate's report
+as JUnit XML for CI systems (pure text)."""
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-from typing import Any
+import re
+import xml.etree.ElementTree as ET
+from typing import Any, Mapping, Sequence
 
 from rich.table import Table
 
 from .analysis.compare import Report, Row
-from .analysis.stats import FASTER, SLOWER
+from .analysis.confirm import CANNOT_CONFIRM, PROVISIONAL, Confirmation
+from .analysis.stats import FASTER, NO_CHANGE, SLOWER
 
 MARK = {FASTER: "✅ faster", SLOWER: "❌ slower"}
 
@@ -114,3 +118,96 @@ def as_json(report: Report) -> str:
     for row, src in zip(data["rows"], report.rows):
         row["comparison"]["change_pct"] = src.comparison.change_pct
     return json.dumps(_clean(data), indent=2, default=str)
+
+
+# JUnit XML (the schema Jenkins, GitLab and GitHub's test reporters read: testsuite > testcase,
+# with a failure or skipped child). One test case per series: a regression of any of its
+# metrics fails it; a metric the gate cannot tell (too few repetitions, an adaptive budget
+# spent, failed invocations, a flagged regression left unconfirmed) skips it; else it passed.
+
+
+def _unconfirmed(row: Row, confirmations: Mapping[tuple[str, str], Confirmation]) -> str:
+    """Why a flagged regression is not a verdict yet (gate --confirm could not re-measure or
+    tell), or ""."""
+    done = confirmations.get((row.series_key, row.metric))
+    return done.text() if done and done.verdict in (PROVISIONAL, CANNOT_CONFIRM) else ""
+
+
+def _row_line(row: Row) -> str:
+    c = row.comparison
+    return (f"{row.metric}: {num(c.base_median)} → {num(c.cand_median)} ({change_text(row)}, "
+            f"95% CI {ci_text(row)}, p {num(c.p_value)}, threshold "
+            f"{c.threshold * 100:.1f}%): {c.verdict}")
+
+
+def _outcome(rows: Sequence[Row], confirmations: Mapping[tuple[str, str], Confirmation]
+             ) -> tuple[str, str]:
+    """('failure' | 'skipped' | 'passed', the message) of one series' rows."""
+    held = [r for r in rows if r.comparison.verdict == SLOWER and _unconfirmed(r, confirmations)]
+    slower = [r for r in rows if r.comparison.verdict == SLOWER and r not in held]
+    if slower:
+        return "failure", "; ".join(f"{r.metric} {change_text(r)} (threshold "
+                                    f"{r.comparison.threshold * 100:.1f}%)" for r in slower)
+    unknown = [f"{r.metric}: {_unconfirmed(r, confirmations)}" for r in held]
+    unknown += [f"{r.metric}: {r.comparison.verdict} (n={r.comparison.base_n}/"
+                f"{r.comparison.cand_n})" for r in rows
+                if r.comparison.verdict not in (SLOWER, FASTER, NO_CHANGE)]
+    failed = max(r.failed[1] for r in rows)
+    if failed:
+        unknown.append(f"{failed} failed invocations in the candidate")
+    return ("skipped", "cannot tell: " + "; ".join(unknown)) if unknown else ("passed", "")
+
+
+# What XML 1.0 cannot hold (control characters, lone surrogates): an imported benchmark's name
+# may carry them, and one would make the whole report unreadable to the CI system.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _case(suite: ET.Element, classname: str, name: str, kind: str, message: str,
+          text: str) -> None:
+    case = ET.SubElement(suite, "testcase", classname=_xml(classname), name=_xml(name))
+    if kind != "passed":
+        ET.SubElement(case, kind, message=_xml(message), type="regression"
+                      if kind == "failure" else "cannot tell").text = _xml(text)
+    ET.SubElement(case, "system-out").text = _xml(text)
+
+
+def _params_text(params: Any) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+
+
+def junit_xml(report: Report, identities: Mapping[str, Mapping[str, Any]],
+              confirmations: Sequence[Confirmation] = (), decision: str = "") -> str:
+    """The gate's report as one JUnit testsuite; `identities`: series key → its workload and
+    params (store.reads.series_identities), which name the test cases."""
+    confirmed = {(c.series_key, c.metric): c for c in confirmations}
+    suite = ET.Element("testsuite", name="tidemark gate")
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("baseline", report.base.get("run_id")),
+                        ("candidate", report.cand.get("run_id")), ("decision", decision)):
+        ET.SubElement(props, "property", name=name, value=_xml(str(value or "")))
+    by_series: dict[str, list[Row]] = {}
+    for row in report.rows:
+        by_series.setdefault(row.series_key, []).append(row)
+    counts = {"failure": 0, "skipped": 0, "passed": 0}
+    for key, rows in by_series.items():
+        identity = identities.get(key, {})
+        name = " ".join(filter(None, (rows[0].label, _params_text(identity.get("params")))))
+        kind, message = _outcome(rows, confirmed)
+        counts[kind] += 1
+        _case(suite, str(identity.get("workload") or rows[0].label), name, kind, message,
+              "\n".join(_row_line(r) for r in rows))
+    for label in report.only_base:
+        counts["skipped"] += 1
+        _case(suite, "tidemark.gate", label, "skipped", "cannot tell: missing from the "
+              "candidate", f"{label}: in the baseline, not in the candidate")
+    suite.set("tests", str(sum(counts.values())))
+    suite.set("failures", str(counts["failure"]))
+    suite.set("errors", "0")
+    suite.set("skipped", str(counts["skipped"]))
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"

@@ -14,6 +14,7 @@ file came from elsewhere.
 | bmf_json         | bmf_json.py           | Bencher Metric Format (a summary)        |
 | pytest_benchmark_json | pytest_benchmark_json.py | pytest --benchmark-json / --benchmark-save |
 | pyperf_json      | pyperf_json.py        | pyperf -o FILE (timeit or a Runner script)|
+| asv_json         | asv_json.py           | asv results/<machine>/<commit>-<env>.json |
 | json_map         | json_map.py           | JSON/JSONL through a field map (--map)   |
 | regex            | regex_map.py          | a program's result line, named groups    |
 | perf_csv         | perf_csv.py           | perf stat -x, counters of a process      |
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..errors import ConfigError, EngineOutputError, UserError
+from .asv_json import AsvJsonAdapter
 from .bmf_json import BmfJsonAdapter
 from .callgrind import CallgrindAdapter
 from .gbench_json import GbenchJsonAdapter
@@ -56,11 +58,13 @@ class OutputAdapter(Protocol):
 ADAPTERS: dict[str, OutputAdapter] = {a.fmt: a for a in (
     RocksDbBenchAdapter(), LevelDbBenchAdapter(), GbenchJsonAdapter(), HyperfineJsonAdapter(),
     JsonMapAdapter(), PerfCsvAdapter(), CallgrindAdapter(), BmfJsonAdapter(),
-    PytestBenchmarkJsonAdapter(), PyperfJsonAdapter(), RegexMapAdapter())}
+    PytestBenchmarkJsonAdapter(), PyperfJsonAdapter(), RegexMapAdapter(),
+    AsvJsonAdapter())}
 
 # The formats `tidemark import --format` takes, in the order its help lists them.
 IMPORT_FORMATS = ("gbench_json", "hyperfine_json", "json_map", "db_bench_rocksdb",
-                  "db_bench_leveldb", "bmf_json", "pytest_benchmark_json", "pyperf_json")
+                  "db_bench_leveldb", "bmf_json", "pytest_benchmark_json", "pyperf_json",
+                  "asv_json")
 assert all(ADAPTERS[f].importable for f in IMPORT_FORMATS)
 
 # The format of each db_bench flavour's stdout (an engine recipe's `db_bench`).

@@ -33,6 +33,7 @@ class ParseRequest:
     json_map: Any = None  # json_map: the parsed --map config (a json_map.JsonMap)
     regex_map: Any = None  # regex: a command workload's pattern (a regex_map.RegexMap)
     operations: float | None = None  # callgrind: operations of the process, for Ir/op
+    asv: Any = None  # asv_json: its folder's benchmarks.json and machine.json (asv_json.AsvFolder)
 
 
 # A name segment such as "threads:4" in "BM_Get/1024/threads:4/real_time".

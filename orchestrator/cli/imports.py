@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 
 def import_command(argv: list[str], console: Console) -> None:
     from ..adapters.registry import IMPORT_FORMATS
-    from ..history.importer import ImportMeta, check_date, read_import_file, store_import
+    from ..history.importer import ImportMeta, check_date, read_import_paths, store_import
     from ..run.jobsetup import tidemark_sha
     from ..store import Store
 
-    parser = argparse.ArgumentParser(prog="tidemark import",
-                                     description="Add an existing result file to history as one run.")
+    parser = argparse.ArgumentParser(prog="tidemark import", description=(
+        "Add an existing result file to history as one run (asv_json: also a results folder, "
+        "each commit's file one run)."))
     parser.add_argument("file", type=Path)
     parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
     parser.add_argument("--map", default="", help="json_map config (YAML)")
@@ -29,14 +31,20 @@ def import_command(argv: list[str], console: Console) -> None:
                       machine=args.machine, engine=args.engine, engine_version=args.engine_version,
                       date=check_date(args.date) if args.date else "", label=args.label,
                       workload=args.workload, tidemark_sha=tidemark_sha(), argv=tuple(argv))
-    batch = read_import_file(args.file, meta, args.map, args.threads)
+    batches = read_import_paths(args.file, meta, args.map, args.threads)  # all parsed first
     store = Store(args.db)
     try:
-        run_id, added = store_import(store, batch)
+        for batch in batches:
+            _report(console, batch, *store_import(store, batch), args.db)
     finally:
         store.close()
+
+
+def _report(console: Console, batch: Any, run_id: str, added: bool, db: Path) -> None:
+    name = Path(batch.source_meta["file"]).name
     if not added:
-        console.print(f"already imported as run {run_id}; nothing added to {args.db}", markup=False)
+        console.print(f"{name}: already imported as run {run_id}; nothing added to {db}",
+                      markup=False, soft_wrap=True)
         return
-    console.print(f"imported run {run_id}: {len(batch.invocations)} invocations, "
-                  f"{len(batch.aggregates)} aggregates into {args.db}", soft_wrap=True, markup=False)
+    console.print(f"{name}: imported run {run_id}: {len(batch.invocations)} invocations, "
+                  f"{len(batch.aggregates)} aggregates into {db}", soft_wrap=True, markup=False)

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
               f"  tidemark note RUN TEXT            e.g. tidemark note latest \"new allocator\"\n"
               f"  tidemark machine check|tune|reset [machine=PROFILE]\n"
               f"  tidemark import FILE --format FORMAT [--machine M --engine-version V --date ISO]\n"
-              f"  tidemark export RUN --format bmf [--out FILE]   a run for Bencher\n"
+              f"  tidemark export RUN --format bmf|csv|parquet [--out FILE]   a run for Bencher, a table\n"
               f"  tidemark ingest BUNDLE_OR_FOLDER... [--db PATH]   merge run bundles (bundle_dir=...)\n"
               f"  tidemark db check|backup|backups|restore|remove [RUN] [--db PATH]\n"
               f"  tidemark compare BASE CAND | gate [--baseline RUN] [--confirm] | ab --a ... "

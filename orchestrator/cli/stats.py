@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +20,21 @@ from ..store import connect
 from ..store.reads import resolve_run
 
 DEFAULT_DB = "results/tidemark.duckdb"
+FORMATS = ("table", "markdown", "json")
+JUNIT = "junit"
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:
     parser.add_argument("--metric", action="append", dest="metrics",
                         help="metric to compare (repeatable; default: the gate config's metrics, "
                              "and for compare/ab instructions_per_op where a run measured it)")
     parser.add_argument("--allow-different", action="store_true",
                         help="compare even where machine, build, cache, threads or params differ; "
                              "each difference is named")
-    parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    parser.add_argument("--format", choices=formats, default="table", help=(
+        "junit (gate only): JUnit XML of the gate's report, alone on standard output (the "
+        "gate's own lines go to standard error), for a CI system's test report"
+        if JUNIT in formats else None))
     parser.add_argument("--config", help="gate config whose alpha, min_effect, noise_k and "
                         "unmeasured_noise decide verdicts (default conf/gate/default.yaml)")
     parser.add_argument("--min-effect", type=float, help="smallest relative change called, e.g. "
@@ -92,6 +98,8 @@ def compare_command(argv: list[str], console: Console) -> None:
 
 def gate_command(argv: list[str], console: Console) -> None:
     from .. import gate
+    from ..compare_format import junit_xml
+    from ..store.reads import series_identities
     from ..verdicts import gate_runs, partner_of
 
     parser = argparse.ArgumentParser(prog="tidemark gate", description=(
@@ -113,8 +121,10 @@ def gate_command(argv: list[str], console: Console) -> None:
                         help="--confirm: the paired job's round budget (default 30)")
     parser.add_argument("--confirm-minutes", type=float, default=0.0,
                         help="--confirm: its time budget in minutes (default: none)")
-    _add_common(parser)
+    _add_common(parser, (*FORMATS, JUNIT))
     args = parser.parse_args(argv)
+    if args.format == JUNIT:  # the document alone on stdout, where a CI step redirects it
+        console = Console(file=sys.stderr, highlight=False, width=console.width)
     conf = _gate_conf(args)
     given = _thresholds(args, conf.thresholds)
     conf = dataclasses.replace(conf, metrics=tuple(args.metrics or conf.metrics),
@@ -126,13 +136,18 @@ def gate_command(argv: list[str], console: Console) -> None:
         partner = Partner(resolve_run(con, args.baseline), True) if args.baseline else \
             partner_of(con, cand_id, conf.baseline)
         result = gate_runs(con, partner, cand_id, conf, args.allow_different)
+        identities = series_identities(con, [r.series_key for r in result.report.rows])
     finally:
         con.close()
     if not partner.configured:
         console.print(f"baseline: {partner.why}", markup=False)
-    _print(result.report, args.format, console)
+    if args.format != JUNIT:
+        _print(result.report, args.format, console)
+    confirmations: Any = ()
     if args.confirm:
-        result = _confirmed(result, Path(args.db), conf, args, console)
+        result, confirmations = _confirmed(result, Path(args.db), conf, args, console)
+    if args.format == JUNIT:  # after --confirm: the verdicts the gate exits on
+        print(junit_xml(result.report, identities, confirmations, result.decision.word), end="")
     for target in result.targets:
         console.print(f"target {target.series}: {target.target} → {target.status}", markup=False)
     if args.summary:
@@ -144,8 +159,9 @@ def gate_command(argv: list[str], console: Console) -> None:
 
 
 def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
-               console: Console) -> Any:
-    """The gate's result with its flagged series re-measured paired (analysis.confirm)."""
+               console: Console) -> tuple[Any, Any]:
+    """The gate's result with its flagged series re-measured paired (analysis.confirm), and
+    the confirmations."""
     from ..analysis.confirm import confirmed_result, flagged_rows
     from ..analysis.sequential import plan_looks
     from ..run.confirm import ConfirmOptions, confirm
@@ -156,7 +172,7 @@ def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
     if not rows:
         console.print("confirm: no regression flagged between the runs; nothing to re-measure",
                       markup=False)
-        return result
+        return result, ()
     if plan_looks(conf.alpha, args.confirm_rounds) is None:
         raise ConfigError(f"--confirm-rounds {args.confirm_rounds} leaves the stopping rule no "
                           f"look at alpha {conf.alpha:g}; use 20 or more")
@@ -173,7 +189,7 @@ def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
         done = confirm(runs, rows, sides, db, console, options)
     for item in done:
         console.print(f"confirm: {item.text()}", markup=False, soft_wrap=True)
-    return confirmed_result(result, done)
+    return confirmed_result(result, done), done
 
 
 def _cpu_pair(text: str) -> tuple[int, ...]:

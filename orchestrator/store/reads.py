@@ -236,10 +236,20 @@ def experiment_runs(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
 
 
 def run_builds(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """run → the build (binary) it measured, of the runs that name one (an import names none):
+    """run → the build (binary) it measured, of the runs that name one (an import only its
+    file's commit, as asv's does):
     the noise's run-to-run changes are of runs of one build (analysis.noise)."""
     return dict(con.execute(
         "SELECT run_id, build_id FROM runs WHERE build_id IS NOT NULL").fetchall())
+
+
+def series_identities(con: duckdb.DuckDBPyConnection,
+                      keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """series key → its workload and params (what names a JUnit test case)."""
+    rows = con.execute("SELECT series_key, workload, params::VARCHAR FROM series WHERE "
+                       "series_key IN (SELECT unnest(?::VARCHAR[]))", [list(keys)]).fetchall()
+    return {key: {"workload": workload, "params": json.loads(params) if params else {}}
+            for key, workload, params in rows}
 
 
 def aa_pairs(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:

@@ -39,6 +39,7 @@ class ImportBatch:
     invocations: tuple[Invocation, ...]
     aggregates: tuple[StoredAggregate, ...]
     source_meta: dict[str, Any]
+    build: dict[str, Any] | None = None  # the commit the file measured (asv), else none
 
 
 def _now() -> datetime:
@@ -370,6 +371,8 @@ class Store:
         """A whole imported run in one transaction: all of it is stored, or none of it."""
         def write() -> None:
             self.record_machine(batch.machine_facts)
+            if batch.build:
+                self._record_import_build(batch.build)
             self.start_run(batch.run)
             self.con.execute("UPDATE runs SET source = 'import', source_sha256 = ?, "
                              "source_meta = ?, finished_at = started_at WHERE run_id = ?",
@@ -380,6 +383,15 @@ class Store:
                 self._insert_invocation(inv)
             self._insert_aggregates(batch.aggregates)
         self._in_transaction(write)
+
+    def _record_import_build(self, build: dict[str, Any]) -> None:
+        """An imported commit's build (importer._commit_build): one per commit, kept as first
+        recorded, as a measured build is."""
+        columns = ("build_id", "engine", "version", "variant", "source_kind", "provenance",
+                   "created_at", "commit_sha", "commit_date")
+        self.con.execute(f"INSERT INTO builds ({', '.join(columns)}) VALUES "
+                         f"({', '.join('?' * len(columns))}) ON CONFLICT DO NOTHING",
+                         [_json(build[c]) if c == "provenance" else build[c] for c in columns])
 
     @_session
     def mark_killed(self, run_id: str) -> None:

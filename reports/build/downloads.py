@@ -26,6 +26,7 @@ import duckdb
 import pandas as pd
 
 from orchestrator.store import connect
+from orchestrator.store.run_table import invocations_wide, metric_columns, run_table_select
 
 from ..data.site_cache import KeptFiles, digest, unpickled
 from ..pages.format import slug
@@ -34,14 +35,8 @@ from .history_parquet import export_parquet, sql_text
 DATA = "data"
 SERIES = "series"
 INVOCATIONS_SUFFIX = ".invocations.csv"
-# Invocation columns of the per-run CSV; the command, log path and conditions (JSON, large)
-# are in the invocations' Parquet files. Every metric the invocation has follows, one column
-# each.
-_INVOCATION_CSV_COLUMNS = ("seq", "workload", "benchmark", "phase", "repetition", "threads",
-                           "params", "cache_state", "series_key", "status", "error", "exit_code",
-                           "wall_s", "user_s", "sys_s", "max_rss_kb", "started_at", "ended_at")
-# Columns the CSV files add (a metric of the same name gets a prefix).
-_CSV_NAMES = ("part", "run_started_at", "engine_version", "label", "run_page")
+# The per-run CSV is a run's invocation table (orchestrator/store/run_table.py: its columns,
+# the metric columns' names and the wide table `tm_wide` every CSV file is read from).
 
 
 def _records(text: bytes) -> Iterator[bytes]:
@@ -96,49 +91,13 @@ def _register_slugs(con: duckdb.DuckDBPyConnection, name: str, column: str,
     return slugs
 
 
-def _metric_columns(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, str]:
-    """Metric name → its column in the CSV files: one per name any of `run_ids`' invocations
-    measured."""
-    taken = {c.lower() for (c,) in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'invocations'")
-        .fetchall()} | set(_CSV_NAMES)
-    return {n: metric_column(n, taken) for (n,) in con.execute(
-        """SELECT DISTINCT name FROM metrics WHERE invocation_id IN
-           (SELECT invocation_id FROM invocations WHERE run_id IN (SELECT unnest(?::VARCHAR[])))
-           ORDER BY name""", [run_ids]).fetchall()}
-
-
-def _invocations_wide(con: duckdb.DuckDBPyConnection, columns: dict[str, str],
-                      runs: list[str]) -> str:
-    """tm_wide: the invocations of `runs` with every metric they have, one column per name
-    (`columns`); returns those columns for a SELECT list."""
-    pivot = "".join(f", max(value) FILTER (WHERE name = {sql_text(n)}) AS {c}"
-                    for n, c in columns.items())
-    con.execute("CREATE OR REPLACE TEMP TABLE tm_wide_runs AS SELECT unnest(?::VARCHAR[]) AS "
-                "run_id", [runs])
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE tm_wide AS
-        SELECT i.*, w.* EXCLUDE (invocation_id) FROM invocations i JOIN tm_wide_runs USING (run_id)
-        LEFT JOIN (SELECT m.invocation_id{pivot} FROM metrics m
-                   JOIN invocations USING (invocation_id) JOIN tm_wide_runs USING (run_id)
-                   GROUP BY m.invocation_id) w USING (invocation_id)""")
-    return "".join(f", w.{c}" for c in columns.values())
-
-
-def metric_column(name: str, taken: set[str]) -> str:
-    """A metric's column in the CSV, quoted: its name, or `metric_<name>` where a metric is
-    named like a column already there (json_map imports name their metrics freely)."""
-    column = name.replace('"', "")
-    return f'"metric_{column}"' if column.lower() in taken else f'"{column}"'
-
-
 def _invocation_csv(con: duckdb.DuckDBPyConnection, staging: Path, run_ids: list[str],
                     metrics: str) -> dict[str, Path]:
     """staging/<run>.invocations.csv for each run: every invocation with every metric it has
     (`metrics`: tm_wide's metric columns), in the order of its run page's table; a run without
     invocations gets the header (its page links the file). Returns run → file."""
     slugs = _register_slugs(con, "tm_invocation_parts", "run_id", run_ids)
-    columns = ", ".join(f"w.{c}" for c in _INVOCATION_CSV_COLUMNS)
-    query = f"""SELECT p.part, {columns}{metrics}
+    query = f"""SELECT p.part, {run_table_select(metrics)}
                 FROM tm_wide w JOIN tm_invocation_parts p USING (run_id)
                 ORDER BY p.part, w.seq"""
     files = {run: staging / f"{part}{INVOCATIONS_SUFFIX}" for run, part in slugs.items()}
@@ -232,7 +191,7 @@ def export_csv(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Path,
     detail): (run → its invocations' file, series key → its file). A file is written again
     only when a run it holds changed (`fingerprints`), or the metric columns did; a series'
     file is put together from each run's rows, kept per run, so only changed runs are read."""
-    columns = _metric_columns(con, csv_runs)
+    columns = metric_columns(con, csv_runs)
     con.execute("CREATE OR REPLACE TEMP TABLE tm_runs AS SELECT unnest(?::VARCHAR[]) AS run_id",
                 [csv_runs])
     series_runs = _series_runs(con)
@@ -246,7 +205,7 @@ def export_csv(con: duckdb.DuckDBPyConnection, files: KeptFiles, staging: Path,
     rows_runs = rows_runs if new_series else []
     if not new_runs and not new_series:
         return run_files, series_files
-    metrics = _invocations_wide(con, columns, sorted(set(new_runs) | set(rows_runs)))
+    metrics = invocations_wide(con, columns, sorted(set(new_runs) | set(rows_runs)))
     staging.mkdir(parents=True, exist_ok=True)
     made_runs = _invocation_csv(con, staging, new_runs, metrics) if new_runs else {}
     for run, path in made_runs.items():

@@ -29,6 +29,7 @@ from typing import Any
 import duckdb
 
 from orchestrator.store.reads import has_table
+from orchestrator.store.run_table import sql_text
 from orchestrator.store.schema import LATEST_VERSION
 
 from ..data.queries import RUN_ORDER
@@ -47,11 +48,6 @@ _DEFAULT_COMPRESSION = "COMPRESSION zstd"
 _FINGERPRINTED = {"metrics", "invocations"}
 # A row's run: through its invocation, when the run is in `runs`.
 _OF_RUNS = """SELECT i.invocation_id FROM invocations i JOIN runs r USING (run_id)"""
-
-
-def sql_text(value: str) -> str:
-    """A SQL string literal (COPY takes its file name as a literal, not a parameter)."""
-    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)

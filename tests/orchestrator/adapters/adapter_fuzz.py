@@ -96,6 +96,17 @@ def _regex_seeds() -> list[Seed]:
                             (DATA / "regex/zstd_1.5.4_b19_progress.stdout", progress))]
 
 
+def _asv_seeds() -> list[Seed]:
+    """Each captured asv result file read with its folder's benchmarks.json and machine.json,
+    and once without them (the kinds then come from the names)."""
+    from orchestrator.history.asv_results import folder_of, result_files
+
+    files = result_files(DATA / "asv_json" / "results")
+    return [Seed("asv_json", p.name, p.read_text(), ParseRequest(p.name, asv=folder_of(p)))
+            for p in files] + [Seed("asv_json", f"{files[0].name} (alone)", files[0].read_text(),
+                                    ParseRequest(files[0].name))]
+
+
 def _seeds() -> dict[str, list[Seed]]:
     rocksdb = _db_bench_seeds("db_bench_rocksdb", "rocksdb")
     stdout = (DATA / "rocksdb/readrandom_t1_duration3.stdout").read_text()
@@ -124,6 +135,7 @@ def _seeds() -> dict[str, list[Seed]]:
             Seed("pyperf_json", p.name, p.read_text(), ParseRequest(p.name))
             for p in sorted((DATA / "pyperf").glob("*.json"))],
         "regex": _regex_seeds(),
+        "asv_json": _asv_seeds(),
         "callgrind": [Seed("callgrind", "leveldb_fillseq_2000.stderr",
                            (DATA / "callgrind/leveldb_fillseq_2000.stderr").read_text(),
                            ParseRequest("callgrind.stderr", operations=2000.0))],
@@ -251,7 +263,7 @@ MUTATORS: dict[str, Callable[[str, random.Random], str]] = {
     "insert_unicode": insert_unicode, "json_value": mutate_json_value}
 TEXT_MUTATORS = tuple(name for name in MUTATORS if name != "json_value")
 JSON_FORMATS = {"gbench_json", "hyperfine_json", "json_map", "bmf_json", "pytest_benchmark_json",
-                "pyperf_json"}
+                "pyperf_json", "asv_json"}
 
 
 def mutators_for(fmt: str) -> tuple[str, ...]:

@@ -152,7 +152,7 @@ def test_the_pages_left_get_their_links_once(tmp_path: Path) -> None:
     ("ops_per_sec", '"ops_per_sec"'), ("status", '"metric_status"'),
     ("Run_Page", '"metric_Run_Page"'), ('a"b', '"ab"')])
 def test_a_metric_never_takes_the_name_of_another_csv_column(name: str, column: str) -> None:
-    from reports.build.downloads import metric_column
+    from orchestrator.store.run_table import metric_column
 
     assert metric_column(name, {"status", "run_page"}) == column
 
