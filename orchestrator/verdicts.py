@@ -25,8 +25,10 @@ from .store import reads
 def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
                  metrics: Sequence[str], thresholds: Thresholds,
                  allow_different: bool = False) -> Report:
-    """Compare two runs (ids) series by series; NotComparableError when nothing pairs."""
+    """Compare two runs (ids) series by series; NotComparableError when nothing pairs. The
+    metrics are those asked for and those the runs' workloads declare (`workload.metrics`)."""
     _refuse_same(base_id, cand_id)
+    metrics = judged_metrics(con, [base_id, cand_id], metrics)
     samples = reads.load_samples_of_runs(con, [base_id, cand_id], metrics)
     if not any(samples.values()):
         _refuse_unmeasured(con, base_id, cand_id, metrics)
@@ -44,6 +46,7 @@ def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str
     A series' noise reads only its own medians, so one history of every series gives each
     pair what `compare_runs` reads for it alone."""
     runs = sorted({run for pair in pairs for run in pair})
+    metrics = judged_metrics(con, runs, metrics)
     samples = reads.load_samples_of_runs(con, runs, metrics)
     keys = {s.series.series_key for run in samples.values() for s in run}
     history = reads.load_history(con, sorted(keys), metrics)
@@ -56,6 +59,13 @@ def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str
         except UserError as error:
             out[(base_id, cand_id)] = error
     return out
+
+
+def judged_metrics(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
+                   metrics: Sequence[str]) -> tuple[str, ...]:
+    """The metrics asked for, then those the runs' workloads declare: a snappy workload's
+    bytes_per_second is judged beside the gate's ops_per_sec, which snappy does not have."""
+    return tuple(dict.fromkeys((*metrics, *reads.declared_metrics(con, run_ids))))
 
 
 def _refuse_unmeasured(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,

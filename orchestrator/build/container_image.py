@@ -49,9 +49,10 @@ def parse_ldd(text: str) -> list[str]:
     return paths
 
 
-def image_tag(engine: str, kind: str, key: str, content: str) -> str:
-    """`tidemark/<engine>[-harness]:<build key>-<recipe hash>` (pure)."""
-    repo = f"tidemark/{engine}" + ("" if kind == "engine" else f"-{kind}")
+def image_tag(engine: str, binary: str, key: str, content: str) -> str:
+    """`tidemark/<engine>-<binary>:<build key>-<recipe hash>` (pure): one image per binary of
+    a recipe (db_bench, the harness, snappy_benchmark, zstd)."""
+    repo = f"tidemark/{engine}-{binary.lower().replace('_', '-')}"
     return f"{repo}:{key}-{content[:8]}"
 
 
@@ -108,12 +109,12 @@ def _existing(client: Any, tag: str) -> Any | None:
         return None
 
 
-def ensure_image(client: Any, engine: str, kind: str, key: str, binary: Path, base: str,
+def ensure_image(client: Any, engine: str, name: str, key: str, binary: Path, base: str,
                  cache_dir: Path, say: Callable[[str], None]) -> ImageRef:
     """The image of `binary` (tag from the build key), built unless the tag exists."""
     from docker.errors import APIError, BuildError as DockerBuildError
 
-    tag = image_tag(engine, kind, key, recipe_content(binary, base))
+    tag = image_tag(engine, name, key, recipe_content(binary, base))
     lock = cache_dir / "images" / (tag.replace("/", "_").replace(":", "_") + ".lock")
     with held(lock, f"another build of image {tag}", say):  # the second builder reuses it
         image = _existing(client, tag)
@@ -129,4 +130,4 @@ def ensure_image(client: Any, engine: str, kind: str, key: str, binary: Path, ba
                     raise BuildError(f"docker build of {tag} failed: "
                                      f"{str(exc).splitlines()[0][:300]}") from None
             built_s = round(time.monotonic() - started, 2)
-    return ImageRef(kind, tag, image.id, base, int(image.attrs.get("Size") or 0), built_s)
+    return ImageRef(name, tag, image.id, base, int(image.attrs.get("Size") or 0), built_s)

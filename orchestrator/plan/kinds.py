@@ -2,6 +2,7 @@
 a template (plan/templates.py) for the kinds that are not db_bench."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .templates import referenced
@@ -31,3 +32,12 @@ def workload_binaries(wl: WorkloadConf, known: list[str]) -> list[str]:
     if wl.kind == KIND_GBENCH:
         names = [wl.binary or (known[0] if len(known) == 1 else "")] + names
     return list(dict.fromkeys(n for n in names if n))
+
+
+def renamed(wl: WorkloadConf, name: str) -> str:
+    """A benchmark name as the workload's series call it (`rename`: the first pattern that
+    matches is applied)."""
+    for pattern, replacement in wl.rename.items():
+        if re.search(pattern, name):
+            return re.sub(pattern, replacement, name)
+    return name

@@ -72,6 +72,12 @@ def check_workload(engine: EngineConf, wl: WorkloadConf) -> None:
         check_output(wl, where)
     for setup in wl.setup:
         words(setup)
+    for pattern in wl.rename:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{where}: rename pattern {pattern!r} is not a regular expression "
+                              f"({exc})") from None
 
 
 def _check_params_named(wl: WorkloadConf, templates: list[str], where: str) -> None:

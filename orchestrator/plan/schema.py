@@ -188,6 +188,13 @@ class WorkloadConf:
     data: List[str] = field(default_factory=list)
     output: OutputConf = field(default_factory=OutputConf)
     derived: List[DerivedMetric] = field(default_factory=list)
+    # The metrics verdicts judge on this workload's series (gate, compare, ab, the site),
+    # besides the gate config's `metrics`: e.g. [bytes_per_second] for a compressor's Google
+    # Benchmark, [wall_s] for a command; empty: the gate config's alone (ops_per_sec).
+    metrics: List[str] = field(default_factory=list)
+    # gbench, command: regex → replacement applied to the benchmark names the output reports,
+    # so that one benchmark keeps one series across versions that name it differently.
+    rename: Dict[str, str] = field(default_factory=dict)
     # gbench, command: the params that name a series (default: the ones the templates use,
     # and `params.extra`); db_bench: always every param.
     series_params: Optional[List[str]] = None

@@ -78,7 +78,9 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 def _params_text(params: dict) -> str:
     """The params that shape a data set, compactly: points of a sweep stay apart."""
     shown = ("num", "value_size", "compression", "reads", "duration")
-    return " ".join(f"{k}={params[k]}" for k in shown if params.get(k) is not None)
+    extra = [k for k in sorted(params) if k.startswith("extra.") and "benchmark_" not in k]
+    return " ".join(f"{k.removeprefix('extra.')}={params[k]}" for k in (*shown, *extra)
+                    if params.get(k) is not None)
 
 
 def summary_table(invocations: list[Invocation]) -> Table:
@@ -90,12 +92,25 @@ def summary_table(invocations: list[Invocation]) -> Table:
                     _params_text(inv.params))].append(inv)
     table = Table(title="Measured (median of repetitions)")
     for col in ("workload", "benchmark", "threads", "cache", "params", "ok/n", "ops/s", "p50 µs",
-                "p99 µs"):
+                "p99 µs", "other"):
         table.add_column(col, justify="right" if col in ("threads", "ok/n") or "/" in col
                          or "µs" in col else "left")
     for (workload, benchmark, threads, cache, params), invs in groups.items():
         ok = [i for i in invs if i.status == STATUS_OK]
         table.add_row(workload, benchmark, str(threads), cache, params, f"{len(ok)}/{len(invs)}",
                       _fmt(_median_metric(ok, "ops_per_sec")),
-                      _fmt(_median_metric(ok, "p50_us"), 2), _fmt(_median_metric(ok, "p99_us"), 2))
+                      _fmt(_median_metric(ok, "p50_us"), 2), _fmt(_median_metric(ok, "p99_us"), 2),
+                      _first_metric(ok))
     return table
+
+
+def _first_metric(invs: list[Invocation]) -> str:
+    """A series without db_bench's figures (a Google Benchmark's, a command's): its first
+    metric, e.g. 'bytes_per_second 1.52e+09 B/s' or 'wall_s 0.0431 s'."""
+    if not invs or any(m.name == "ops_per_sec" for m in invs[0].metrics):
+        return ""
+    first = invs[0].metrics[0] if invs[0].metrics else None
+    if first is None:
+        return ""
+    value = _median_metric(invs, first.name)
+    return f"{first.name} {value:.3g} {first.unit}".strip() if value is not None else ""

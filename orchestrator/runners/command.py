@@ -22,6 +22,7 @@ from ..adapters.regex_map import RegexMap
 from ..adapters.registry import ADAPTERS, parse_output
 from ..adapters.results import ROW_FAILED, ROW_OK, ParseRequest, ResultRow
 from ..errors import ConfigError, EngineOutputError
+from ..plan.kinds import renamed
 from ..plan.runplan import PHASE_SETUP, Step
 from ..plan.schema import DerivedMetric, WorkloadConf
 from ..plan.templates import render, words
@@ -164,7 +165,8 @@ def _row_record(ctx: RunContext, step: Step, row: ResultRow, judged: tuple[str, 
     """One row of a multi-row output: its own series (the row's name) and repetition (the
     repetitions within one process count on from the step's)."""
     per_process, log = place
-    row_step = dataclasses.replace(step, benchmark=row.name,
+    row_step = dataclasses.replace(step, benchmark=renamed(ctx.plan.workloads[step.workload],
+                                                           row.name),
                                    repetition=(step.repetition - 1) * per_process + row.repetition)
     status, error = judged
     if row.status != ROW_OK:

@@ -29,6 +29,7 @@ from ..adapters.registry import parse_output
 from ..adapters.results import ROW_FAILED, ROW_OK, ParseRequest, ResultRow, StoredAggregate, ToolReport
 from ..analysis.identity import series_key
 from ..errors import ConfigError, EngineOutputError
+from ..plan.kinds import renamed
 from ..plan.runplan import Step
 from ..plan.templates import render
 from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
@@ -44,8 +45,10 @@ _STATUS = {ROW_OK: STATUS_OK, ROW_FAILED: STATUS_FAILED}
 _BENCHMARK_NAME = re.compile(r"^\S+$")  # Google Benchmark's names hold no spaces
 
 
-def _row_step(step: Step, row: ResultRow) -> Step:
-    return dataclasses.replace(step, benchmark=row.name, threads=row.threads,
+def _row_step(ctx: RunContext, step: Step, row: ResultRow) -> Step:
+    name = renamed(ctx.plan.workloads[step.workload], row.name) \
+        if step.workload in ctx.plan.workloads else row.name
+    return dataclasses.replace(step, benchmark=name, threads=row.threads,
                                repetition=row.repetition)
 
 
@@ -93,7 +96,7 @@ def _rows_outcome(ctx: RunContext, step: Step, report: ToolReport, result: Proce
     log = str(stem.with_suffix(".stdout"))
     records = []
     for row in report.rows:
-        row_step = _row_step(step, row)
+        row_step = _row_step(ctx, step, row)
         status, error = _STATUS.get(row.status, STATUS_SKIPPED), row.error
         if status == STATUS_OK and violation:
             status, error = STATUS_CONDITION_NOT_MET, violation
@@ -102,7 +105,8 @@ def _rows_outcome(ctx: RunContext, step: Step, report: ToolReport, result: Proce
         records.append((inv, step_identity(ctx, row_step)))
     aggregates = []
     for agg in report.aggregates:
-        identity = step_identity(ctx, dataclasses.replace(step, benchmark=agg.name,
+        identity = step_identity(ctx, dataclasses.replace(step, benchmark=_row_step(
+            ctx, step, ResultRow(agg.name, 1, agg.threads, ROW_OK)).benchmark,
                                                           threads=agg.threads))
         aggregates.append(StoredAggregate(ctx.run_id, series_key(identity), step.workload, agg))
     return StepOutcome(tuple(records), tuple(aggregates))

@@ -99,6 +99,22 @@ _FACTS = ("run_id", "engine", "engine_version", "build_variant", "build_id",
           "compiler_version", "cmake_flags", "commit")
 
 
+def declared_metrics(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
+    """The metrics the runs' workloads ask verdicts to judge (`workload.metrics` in each run's
+    stored config: its one workload's, or its suite's workloads')."""
+    rows = con.execute(
+        """SELECT json_extract(config, '$.workload.metrics')::VARCHAR,
+                  json_extract(config, '$.suite.workloads')::VARCHAR
+           FROM runs WHERE run_id IN (SELECT unnest(?))""", [list(run_ids)]).fetchall()
+    names: list[str] = []
+    for single, workloads in rows:
+        lists = [json.loads(single)] if single and single != "null" else []
+        if workloads and workloads != "null":
+            lists += [w.get("metrics") or [] for w in json.loads(workloads).values()]
+        names += [name for names_ in lists for name in (names_ or []) if isinstance(name, str)]
+    return list(dict.fromkeys(names))
+
+
 def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     """The run's own facts and its build's (the named level of series identity)."""
     row = con.execute(

@@ -59,7 +59,7 @@ def test_limits_read_back_recorded_with_the_image_and_nothing_left(tmp_path):
                    "(invocation_id) WHERE i.phase = 'callgrind' AND m.name = 'instructions'")
     assert ir > 1e6  # valgrind ran inside the image
     (provenance,), = query(tmp_path, "SELECT provenance FROM builds")
-    assert json.loads(provenance)["images"]["engine"]["id"] == image["id"]
+    assert json.loads(provenance)["images"]["db_bench"]["id"] == image["id"]
     assert containers_of(run_id) == []
     # The same build key again: the image is found, not rebuilt.
     again = tidemark(tmp_path, "run", *SMALL, "workload=fillseq", "repetitions=1")
@@ -78,10 +78,10 @@ def test_limits_read_back_recorded_with_the_image_and_nothing_left(tmp_path):
 def test_an_image_is_built_once_per_build_key(tmp_path):
     (binary,), = query_build_binary(tmp_path)
     key = f"test{os.getpid()}"  # a key of its own: its image cannot exist yet
-    tag = image_tag("leveldb", "engine", key, recipe_content(Path(binary), "scratch"))
+    tag = image_tag("leveldb", "db_bench", key, recipe_content(Path(binary), "scratch"))
     client = connect_docker()
     try:
-        first, second = (ensure_image(client, "leveldb", "engine", key, Path(binary), "scratch",
+        first, second = (ensure_image(client, "leveldb", "db_bench", key, Path(binary), "scratch",
                                       tmp_path, print) for _ in range(2))
         assert first.built_s is not None and second.built_s is None  # found by its tag
         assert (first.tag, first.image_id) == (second.tag, second.image_id) == (tag, first.image_id)

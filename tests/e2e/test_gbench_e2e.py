@@ -28,7 +28,7 @@ def micro(tmp_path_factory):
 def test_harness_is_built_by_the_orchestrator_against_the_engine_build(micro):
     tmp, stdout = micro
     assert "harness (Release)" in stdout
-    binary = query(tmp, "SELECT DISTINCT conditions->>'$.harness_binary' FROM invocations")
+    binary = query(tmp, "SELECT DISTINCT conditions->>'$.binary' FROM invocations")
     assert len(binary) == 1 and Path(binary[0][0]).exists()
     build_id = query(tmp, "SELECT build_id FROM runs")[0][0]
     assert f"/harness/{build_id}-" in binary[0][0]  # keyed by the engine build it links

@@ -59,7 +59,7 @@ def test_ab_on_suite_micro_runs_the_harness_interleaved_and_compares(tmp_path):
     assert [(r["point"], r["rep"]) for r in rounds] == [(1, 1)]  # one harness process per side
     assert sorted(rounds[0]["order"]) == ["a", "b"]
     assert measured_order(tmp_path, (run_a, run_b)) == rounds[0]["order"]
-    processes = query(tmp_path, "SELECT DISTINCT run_id, command, conditions->>'$.harness_binary' "
+    processes = query(tmp_path, "SELECT DISTINCT run_id, command, conditions->>'$.binary' "
                                 "FROM invocations")
     assert len(processes) == 2
     for _, command, harness in processes:

@@ -70,10 +70,10 @@ def test_a_library_ldd_cannot_find_is_a_build_error():
 
 
 def test_image_tags_come_from_the_build_key():
-    assert image_tag("leveldb", "engine", "f61a85593d6c", "0123abcd9999") == \
-        "tidemark/leveldb:f61a85593d6c-0123abcd"
-    assert image_tag("rocksdb", "harness", "c41832abb28d-1234", "ffff0000") == \
-        "tidemark/rocksdb-harness:c41832abb28d-1234-ffff0000"
+    assert image_tag("leveldb", "db_bench", "f61a85593d6c", "0123abcd9999") == \
+        "tidemark/leveldb-db-bench:f61a85593d6c-0123abcd"
+    assert image_tag("rocksdb", "rocksdb_harness", "c41832abb28d-1234", "ffff0000") == \
+        "tidemark/rocksdb-rocksdb-harness:c41832abb28d-1234-ffff0000"
 
 
 def _ctx(tmp_path: Path, pin: tuple[int, ...] = (1,)) -> RunContext:

@@ -1,0 +1,146 @@
+"""Engines from YAML alone, end to end (issue 29): snappy 1.1.9 from Debian source (CMake) run
+through its own Google Benchmark binary, and the zstd CLI (make) run as timed commands and
+through its own benchmark mode parsed by a regex map. No Python of Tidemark knows either.
+
+Timings are never asserted: only what was stored, and that the conditions were met.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.fixtures import query, tidemark
+
+pytestmark = pytest.mark.engine
+
+SNAPPY_SERIES = {"BM_UFlat/0", "BM_UFlat/1", "BM_ZFlat/0", "BM_ZFlat/1"}
+FAST = "workload.params.extra.benchmark_min_time=0.01"
+
+
+@pytest.fixture(scope="module")
+def snappy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("snappy")
+    for cache in ("cold", "warm"):
+        tidemark(tmp, "run", "engine=snappy", "workload=snappy_flat", "repetitions=2",
+                 f"cache={cache}", FAST)
+    return tmp
+
+
+def test_snappy_stores_its_google_benchmark_series(snappy):
+    rows = query(snappy, """SELECT i.benchmark, i.cache_state, count(*) FILTER (i.status = 'ok'),
+                                   count(*)
+                            FROM invocations i GROUP BY ALL""")
+    assert {(b, c) for b, c, _, _ in rows} == {(b, c) for b in SNAPPY_SERIES
+                                               for c in ("cold", "warm")}
+    assert all(ok == n == 2 for _, _, ok, n in rows)  # 2 repetitions each, every one ok
+    metrics = query(snappy, """SELECT DISTINCT name, unit, better FROM metrics
+                               WHERE name IN ('bytes_per_second', 'real_time_ns')""")
+    assert set(metrics) == {("bytes_per_second", "B/s", "higher"), ("real_time_ns", "ns", "lower")}
+    engine, = query(snappy, "SELECT DISTINCT engine FROM runs")
+    assert engine == ("snappy",)
+    # the series name no db_bench param (num, value_size ...): only what the workload uses
+    params = {p for p, in query(snappy, "SELECT DISTINCT params FROM invocations")}
+    assert params == {json.dumps({"extra.benchmark_min_time": "0.01"})}
+
+
+def test_cold_and_warm_record_the_residency_of_the_test_data(snappy):
+    rows = query(snappy, """SELECT cache_state, min((conditions->>'$.residency_pct')::DOUBLE),
+                                   max((conditions->>'$.residency_pct')::DOUBLE),
+                                   min((conditions->>'$.data_bytes')::BIGINT)
+                            FROM invocations GROUP BY 1""")
+    by_state = {state: (lo, hi, size) for state, lo, hi, size in rows}
+    assert by_state["cold"][1] <= 5 and by_state["warm"][0] >= 95
+    assert by_state["cold"][2] > 100_000  # html + urls.10K of the source's testdata/
+    procedure, = query(snappy, """SELECT DISTINCT conditions->>'$.cache_procedure'
+                                  FROM invocations WHERE cache_state = 'cold'""")
+    assert "posix_fadvise" in procedure[0]
+
+
+def test_ab_of_two_snappy_versions_decides_through_the_core(snappy):
+    proc = tidemark(snappy, "ab", "--a", "engine.version=1.1.9", "--b", "engine.version=1.2.2",
+                    "--format", "json", "--", "engine=snappy", "workload=snappy_flat",
+                    "repetitions=6", FAST, f"db={snappy / 'tidemark.duckdb'}",
+                    f"results_dir={snappy}", f"data_dir={snappy / 'data'}")
+    report = json.loads(proc.stdout[proc.stdout.index("{"):proc.stdout.rindex("}") + 1])
+    rows = [r for r in report["rows"] if r["metric"] == "bytes_per_second"]
+    # 1.2.2 names its level-1 cases BM_UFlat/0/1; the workload's rename keeps 1.1.9's names,
+    # so all four pair (the workload declares bytes_per_second: ab judges it unasked)
+    assert sorted(r["label"] for r in rows) == sorted(f"snappy_flat ({b})" for b in SNAPPY_SERIES)
+    assert all(r["comparison"]["test"].startswith("Wilcoxon") for r in rows)
+    versions = query(snappy, """SELECT DISTINCT r.engine_version, b.provenance->>'$.source_note',
+                                       b.provenance->>'$.patches'
+                                FROM runs r JOIN builds b USING (build_id)
+                                WHERE r.run_id LIKE '%-b'""")
+    (version, note, patches), = versions
+    # trixie's Debian files are not served here: the orig tarball and our patch built it
+    assert version == "1.2.2" and "not applied" in note and "system-benchmark" in patches
+
+
+@pytest.fixture(scope="module")
+def zstd(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("zstd")
+    tidemark(tmp, "run", "engine=zstd", "suite=zstd_smoke", "repetitions=2")
+    return tmp
+
+
+def test_zstd_commands_are_timed_per_invocation_with_mb_per_s(zstd):
+    rows = query(zstd, """SELECT i.workload, i.params->>'$."extra.level"', i.threads,
+                                 count(DISTINCT i.invocation_id),
+                                 count(*) FILTER (m.name = 'wall_s' AND m.value > 0),
+                                 count(*) FILTER (m.name = 'user_s'),
+                                 count(*) FILTER (m.name = 'max_rss_bytes' AND m.value > 0),
+                                 count(*) FILTER (m.name = 'mb_per_s' AND m.value > 0)
+                          FROM invocations i JOIN metrics m USING (invocation_id)
+                          WHERE i.phase = 'measured' AND i.status = 'ok'
+                            AND i.workload <> 'zstd_bench' GROUP BY ALL""")
+    points = {(w, level, t) for w, level, t, *_ in rows}
+    assert points == {(w, lv, t) for w in ("zstd_compress", "zstd_decompress")
+                      for lv in ("1", "3", "19") for t in (1, 2)}
+    assert all(row[3:] == (2, 2, 2, 2, 2) for row in rows), rows
+    argv = json.loads(query(zstd, """SELECT command FROM invocations WHERE workload =
+                                     'zstd_compress' AND threads = 2 AND phase = 'measured'
+                                     AND (params->>'$."extra.level"') = '19' LIMIT 1""")[0][0])
+    assert argv[0].endswith("/src/programs/zstd") and "-19" in argv and "-T2" in argv
+
+
+def test_zstd_bench_mode_is_read_through_the_regex_map(zstd):
+    rows = query(zstd, """SELECT m.name, m.unit, m.better, count(*) FROM invocations i
+                          JOIN metrics m USING (invocation_id)
+                          WHERE i.workload = 'zstd_bench' AND i.phase = 'measured'
+                            AND i.status = 'ok' GROUP BY ALL""")
+    by_name = {name: (unit, better, n) for name, unit, better, n in rows}
+    assert by_name["ratio"] == ("x", "higher", 2)
+    assert by_name["compress_mb_s"] == ("MB/s", "higher", 2)
+    assert by_name["compressed_bytes"][:2] == ("B", "lower")
+
+
+def test_a_gbench_workload_on_a_binary_that_is_not_google_benchmark_is_refused(zstd):
+    proc = tidemark(zstd, "run", "engine=zstd", "workload=snappy_flat", "workload.engines=[]",
+                    "workload.binary=zstd", "label=refused", check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert "is not a Google Benchmark binary" in err[0] and "kind: command" in err[0]
+    assert query(zstd, "SELECT count(*) FROM runs WHERE label = 'refused'") == [(0,)]
+
+
+def test_a_recipe_binary_the_build_does_not_produce_is_one_line(zstd):
+    proc = tidemark(zstd, "run", "engine=zstd", "workload=zstd_bench",
+                    "engine.binaries.zstd=programs/zstd-missing", "label=missing", check=False)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode != 0 and len(err) == 1, proc.stderr
+    assert "zstd-missing does not exist; check engine.binaries.zstd" in err[0]
+    assert query(zstd, "SELECT count(*) FROM runs WHERE label = 'missing'") == [(0,)]
+
+
+def test_runner_docker_runs_snappy_in_its_own_image(tmp_path):
+    """The binary's image holds it and the libraries ldd lists (its libsnappy.so from the build
+    tree); the source's test data is mounted read-only at its host path."""
+    tidemark(tmp_path, "run", "engine=snappy", "workload=snappy_flat", "repetitions=2",
+             "runner=docker", FAST, "workload.benchmark='^BM_UFlat/0$'")
+    rows = query(tmp_path, """SELECT status, conditions->>'$.runner',
+                                     (conditions->>'$.residency_pct')::DOUBLE FROM invocations""")
+    assert [r[:2] for r in rows] == [("ok", "docker")] * 2 and all(r[2] >= 95 for r in rows)
+    images, = query(tmp_path, "SELECT provenance->>'$.images' FROM builds")
+    assert json.loads(images[0])["snappy_benchmark"]["tag"].startswith(
+        "tidemark/snappy-snappy-benchmark:")
