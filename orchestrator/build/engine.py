@@ -308,7 +308,7 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
     seconds = time.monotonic() - started
     binaries = {}
     for name, relative in engine.binaries.items():
-        binary = out / relative
+        binary = Path(os.path.normpath(out / relative))  # a path may step out: ../build/x
         if not binary.is_file():
             raise BuildError(f"the build finished but {binary} does not exist; check "
                              f"engine.binaries.{name} (a path under {out})")

@@ -120,7 +120,10 @@ def validate_overrides(overrides: list[str]) -> None:
     from omegaconf.errors import OmegaConfBaseException
 
     register_schemas()  # what the YAML files' defaults name (again: it only replaces them)
-    user = [o for o in overrides if not o.startswith(("hydra.", "hydra/", "-", "--"))]
+    # hydra.searchpath stays: it adds a folder of the user's own config groups (an engine
+    # recipe and its workloads kept in the engine's repository), and every compose needs it.
+    user = [o for o in overrides if o.startswith("hydra.searchpath=")
+            or not o.startswith(("hydra.", "hydra/", "-", "--"))]
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
             for variant in _first_values(user):

@@ -225,7 +225,9 @@ def run_binaries(conf: TidemarkConf, plan: RunPlan, build: Build,
     known = list(binaries)
     for wl in plan.workloads.values():
         if wl.kind == KIND_GBENCH:
-            check_gbench_binary(binaries[workload_binaries(wl, known)[0]], wl)
+            first = next(s for s in plan.steps if s.workload == wl.name and s.kind == KIND_GBENCH)
+            check_gbench_binary(binaries[workload_binaries(wl, known)[0]], wl, first, binaries,
+                                build.source_dir)
     return binaries
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -155,15 +156,25 @@ class GbenchRunner:
         return gbench_outcome(ctx, step, result, stem, cache)
 
 
-def check_gbench_binary(binary: str, wl: Any) -> None:
+def check_gbench_binary(binary: str, wl: Any, step: Step, binaries: dict[str, str],
+                        source_dir: str) -> None:
     """Refuse, before a run starts, a gbench workload whose binary is not a Google Benchmark
-    binary or whose filter selects none of its benchmarks (Google Benchmark's own listing)."""
+    binary or whose filter selects none of its benchmarks (Google Benchmark's own listing,
+    with the workload's arguments: a harness may require its own flags)."""
     where = f"workload {wl.name!r}"
-    try:
-        proc = subprocess.run(list_command(Path(binary), wl.benchmark or "."), capture_output=True,
-                              text=True, timeout=60, stdin=subprocess.DEVNULL, errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ConfigError(f"{where}: {binary} does not run ({exc}); check engine.binaries") from None
+    with tempfile.TemporaryDirectory(prefix="tidemark-list-") as tmp:
+        values = {"threads": step.threads, "data_dir": tmp, "out": f"{tmp}/out",
+                  "source": source_dir, "repetition": 1,
+                  **{f"binary:{name}": path for name, path in binaries.items()},
+                  **{f"param:{k.removeprefix('extra.')}": v for k, v in step.params}}
+        argv = [*list_command(Path(binary), wl.benchmark or "."),
+                *(render(a, values, where) for a in wl.args)]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp,
+                                  stdin=subprocess.DEVNULL, errors="replace")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ConfigError(f"{where}: {binary} does not run ({exc}); check engine.binaries") \
+                from None
     names = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not all(_BENCHMARK_NAME.match(n) for n in names):
         said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()

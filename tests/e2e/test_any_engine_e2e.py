@@ -144,3 +144,66 @@ def test_runner_docker_runs_snappy_in_its_own_image(tmp_path):
     images, = query(tmp_path, "SELECT provenance->>'$.images' FROM builds")
     assert json.loads(images[0])["snappy_benchmark"]["tag"].startswith(
         "tidemark/snappy-snappy-benchmark:")
+
+
+PERF_TESTS = '''def test_sum(benchmark):
+    benchmark(sum, range(1000))
+
+
+def test_sorted(benchmark):
+    benchmark(sorted, list(range(1000, 0, -1)))
+'''
+ENGINE = '''defaults: [engine_schema, _self_]
+name: pyproj
+version: "0.1"
+source: {{kind: local, path: {project}}}
+build_system: commands
+build_commands:
+  - python3 -m venv "$BUILD/venv"
+  - '"$BUILD/venv/bin/pip" install -q --disable-pip-version-check pytest pytest-benchmark'
+binaries: {{python: ../build/venv/bin/python}}
+'''
+WORKLOAD = '''defaults: [workload_schema, _self_]
+name: py_perf
+kind: command
+command: ["{binary:python}", -m, pytest, -q, -p, no:cacheprovider, -c, "{source}/pytest.ini",
+          "{source}/tests/test_perf.py", "--benchmark-json={out}", --benchmark-save-data,
+          --benchmark-min-rounds=5, --benchmark-max-time=0.000001]
+output: {format: pytest_benchmark_json, source: out}
+'''
+
+
+def test_a_pytest_benchmark_suite_from_the_users_own_config_folder(tmp_path):
+    """A Python project's recipe and workload kept outside Tidemark (hydra.searchpath): built
+    by its own commands (a venv), its suite run as a command writing {out}, each benchmark its
+    own series and each round a repetition."""
+    project, conf = tmp_path / "project", tmp_path / "conf"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_perf.py").write_text(PERF_TESTS)
+    (project / "pytest.ini").write_text("")
+    for group, text in (("engine", ENGINE.format(project=project)), ("workload", WORKLOAD)):
+        (conf / group).mkdir(parents=True)
+        (conf / group / f"py_{group}.yaml").write_text(text)
+    tidemark(tmp_path, "run", f"hydra.searchpath=[file://{conf}]", "engine=py_engine",
+             "workload=py_workload", "repetitions=2")
+    rows = query(tmp_path, """SELECT benchmark, count(*), count(DISTINCT repetition),
+                                     min(status), max(status)
+                              FROM invocations WHERE phase = 'measured' GROUP BY 1 ORDER BY 1""")
+    assert rows == [("tests/test_perf.py::test_sorted", 10, 10, "ok", "ok"),
+                    ("tests/test_perf.py::test_sum", 10, 10, "ok", "ok")]
+    (engine, system), = query(tmp_path, """SELECT DISTINCT r.engine, b.provenance->>'$.build_system'
+                                           FROM runs r JOIN builds b USING (build_id)""")
+    assert (engine, system) == ("pyproj", "commands")
+
+
+def test_the_same_zstd_source_built_with_meson(zstd):
+    """Meson configures into the build folder and Ninja builds the recipe's target; the run
+    names the same engine (zstd), its build says how it was built."""
+    tidemark(zstd, "run", "engine=zstd_meson", "workload=zstd_bench", "repetitions=1",
+             "label=meson")
+    rows = query(zstd, """SELECT i.status, b.provenance->>'$.build_system',
+                                 b.provenance->>'$.binary_path'
+                          FROM invocations i JOIN runs r USING (run_id) JOIN builds b
+                          USING (build_id) WHERE r.label = 'meson' AND i.phase = 'measured'""")
+    assert [(s, system) for s, system, _ in rows] == [("ok", "meson")]
+    assert rows[0][2].endswith("/build/programs/zstd")
