@@ -287,8 +287,10 @@ _PHASES = f"""
     GROUP BY ALL ORDER BY run_id, workload, first_seq"""
 
 
-# Every metric of the imported runs, per series: a tool's own figures (hyperfine's wall time,
-# Google Benchmark's real and CPU time) are shown even where there is no ops/s.
+# Every metric of the imported runs and of the runs of gbench or command workloads, per series:
+# a tool's own figures (hyperfine's wall time, Google Benchmark's real time and bytes/s, a
+# command's wall time and MB/s) are shown even where there is no ops/s. (A run's config names
+# its workloads' kinds; the db_bench runs of a long history are not read.)
 _IMPORTED_VALUES = """
     SELECT i.run_id, i.series_key, any_value(i.workload) AS workload,
            any_value(i.benchmark) AS benchmark, any_value(i.threads) AS threads,
@@ -298,13 +300,15 @@ _IMPORTED_VALUES = """
            any_value(r.build_variant) AS build_variant,
            any_value(r.machine_fingerprint) AS machine_fingerprint
     FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
-    WHERE r.source = 'import' AND i.phase = 'measured' AND i.status = 'ok'
+    WHERE (r.source = 'import' OR regexp_matches(r.config::VARCHAR, '"kind": ?"(gbench|command)"'))
+      AND i.phase = 'measured' AND i.status = 'ok'
     GROUP BY i.run_id, i.series_key, m.name
     ORDER BY started_at, i.run_id, workload, benchmark, threads, metric"""
 
 
 def read_imported_values(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Median of every metric of every series of the imported runs (none before schema v2)."""
+    """Median of every metric of every series of the imported runs and of gbench and command
+    workloads' runs (none before schema v2)."""
     if not has_column(con, "runs", "source"):
         return pd.DataFrame(columns=["run_id", "series_key", "workload", "metric"])
     return decode_json(con.execute(_IMPORTED_VALUES).df())

@@ -175,8 +175,8 @@ def trend_table(points: pd.DataFrame, labeler: Labeler | None = None,
 
 def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFrame,
                    labeler: Labeler) -> Table | None:
-    """The imported series of this workload that have no ops/s (hyperfine's wall time, Google
-    Benchmark's real time): each metric's median in its newest imports, newest first."""
+    """The series of this workload that have no ops/s (an import's, a Google Benchmark
+    binary's, a command's): each metric's median in its newest runs, newest first."""
     if values is None or values.empty:
         return None
     with_ops = set(points.loc[points["ops_median"].notna(), "series_key"])

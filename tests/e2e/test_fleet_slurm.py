@@ -104,6 +104,22 @@ def test_sweep_runs_each_job_on_a_node_of_its_profile_once_without_overlap(clust
             f"<td[^>]*>{re.escape(profile)}</td>\n<td[^>]*>{re.escape(node)} \\(job ", listed)
 
 
+def test_a_sweep_of_an_engine_from_yaml_alone(cluster, tmp_path):
+    """zstd (conf/engine/zstd.yaml, a make build and command workloads): one job per profile,
+    each a bundle ingested with its commands' timings and regex-read metrics."""
+    env, _ = cluster
+    tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "hydra.launcher.poll_s=0.5",
+             "machine=fleet-a,fleet-b", "engine=zstd", "workload=zstd_bench", "repetitions=1",
+             "counters=false", env=env, timeout=600)
+    rows = query(tmp_path, """SELECT r.machine_state->>'$.scheduler.node', r.engine,
+                                     count(*) FILTER (m.name = 'ratio'),
+                                     count(*) FILTER (m.name = 'wall_s')
+                              FROM runs r JOIN invocations i USING (run_id)
+                              JOIN metrics m USING (invocation_id)
+                              WHERE i.phase = 'measured' AND i.status = 'ok' GROUP BY ALL""")
+    assert sorted(rows) == [("fleet-a", "zstd", 1, 1), ("fleet-b", "zstd", 1, 1)]
+
+
 def _wait_for_slurm_jobs(env: dict[str, str], timeout_s: float = 300) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
