@@ -38,6 +38,11 @@ def _load_group(folder: Path) -> dict[str, dict[str, Any]]:
     out = {}
     for path in sorted(folder.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for entry in data.get("defaults") or []:  # a shared base (base/rocksdb_harness@_here_)
+            if isinstance(entry, str) and entry.endswith("@_here_"):
+                base = folder / f"{entry.removesuffix('@_here_')}.yaml"
+                if base.is_file():
+                    data = {**(yaml.safe_load(base.read_text(encoding="utf-8")) or {}), **data}
         out[str(data.get("name", path.stem))] = data
     return out
 
@@ -67,13 +72,35 @@ def suite_members(suites: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     return members
 
 
+def _measured(wl: dict) -> str:
+    """What a workload measures: db_bench's benchmark, a Google Benchmark filter, a command."""
+    kind = wl.get("kind") or "db_bench"
+    if kind == "command":
+        return f"command: {' '.join(str(w) for w in wl.get('command') or [])}"
+    if kind == "gbench":
+        return f"{wl.get('binary') or 'Google Benchmark'} --benchmark_filter={wl.get('benchmark')}"
+    return wl.get("benchmark") or MISSING
+
+
+def _setup(wl: dict) -> str:
+    setup = [str(s) for s in wl.get("setup") or []]
+    if (wl.get("kind") or "db_bench") == "db_bench":
+        return " → ".join(setup) or "none"
+    return f"{len(setup)} command{'s' if len(setup) != 1 else ''}" if setup else "none"
+
+
+def _engines(wl: dict) -> str:
+    if wl.get("engines"):
+        return ", ".join(wl["engines"])
+    return "any with db_bench" if (wl.get("kind") or "db_bench") == "db_bench" else "any"
+
+
 def matrix_page(configs: Configs, measured: set[str]) -> Page:
     members = suite_members(configs.suites)
     rows = []
     for name, wl in sorted(configs.workloads.items()):
         label: Any = Link(name, workload_href(name, "")) if name in measured else name
-        rows.append([label, wl.get("benchmark", MISSING), " → ".join(wl.get("setup") or []) or "none",
-                     ", ".join(wl.get("engines") or ["rocksdb", "leveldb"]),
+        rows.append([label, _measured(wl), _setup(wl), _engines(wl),
                      wl.get("description", ""), wl.get("answers", ""),
                      ", ".join(members.get(name, [])) or MISSING])
     table = Table(("Workload", "Measured benchmark", "Untimed setup", "Engines", "What it exercises",
