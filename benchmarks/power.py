@@ -181,15 +181,29 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "site" / "power.md"))
     parser.add_argument("--resume", action="store_true", help="continue the study in --json")
     parser.add_argument("--page-only", action="store_true", help="rewrite the page from --json")
+    parser.add_argument("--extend", nargs=3, metavar=("JOB", "EFFECT", "N"),
+                        help="with --resume: plan more trials of JOB at EFFECT (e.g. "
+                             "interleaved-long 0.02 20) until it has N, at the study's planted "
+                             "amount (each trial's A side measures today's cost per read)")
     args = parser.parse_args()
     path = Path(args.json)
     if args.page_only:
         write_page(Path(args.out), json.loads(path.read_text()))
         return
+    if args.extend and not args.resume:
+        parser.error("--extend continues a study: add --resume")
     data = json.loads(path.read_text()) if args.resume else {
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "jobs": JOBS,
         "workload": WORKLOAD, "thresholds": THRESHOLDS, "trials": [],
         "plan": schedule(args.aa, args.per_effect, args.at_goal, seed=12)}
+    if args.extend:
+        job, effect, wanted = args.extend[0], float(args.extend[1]), int(args.extend[2])
+        have = [i for j, e, i in data["plan"] if j == job and e == effect]
+        data["plan"] += [[job, effect, i] for i in range(len(have), wanted)]
+        data.setdefault("extensions", []).append({
+            "job": job, "effect": effect, "to": wanted,
+            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
+        save(path, data)
     with tempfile.TemporaryDirectory(prefix="tidemark-power-") as tmp:
         if "calibration" not in data:
             data["calibration"] = calibrate(Path(tmp))

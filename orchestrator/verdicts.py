@@ -24,11 +24,13 @@ from .store import reads
 
 def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
                  metrics: Sequence[str], thresholds: Thresholds,
-                 allow_different: bool = False) -> Report:
+                 allow_different: bool = False, declared: bool = True) -> Report:
     """Compare two runs (ids) series by series; NotComparableError when nothing pairs. The
-    metrics are those asked for and those the runs' workloads declare (`workload.metrics`)."""
+    metrics are those asked for and (`declared`) those the runs' workloads declare
+    (`workload.metrics`); a bisect judges the one metric it names."""
     _refuse_same(base_id, cand_id)
-    metrics = judged_metrics(con, [base_id, cand_id], metrics)
+    if declared:
+        metrics = judged_metrics(con, [base_id, cand_id], metrics)
     samples = reads.load_samples_of_runs(con, [base_id, cand_id], metrics)
     if not any(samples.values()):
         _refuse_unmeasured(con, base_id, cand_id, metrics)

@@ -60,6 +60,7 @@ class Build:
     revision: dict[str, Any] = field(default_factory=dict)
     # Every binary of the recipe (engine.binaries): name → path; binary_path is the first.
     binaries: dict[str, str] = field(default_factory=dict)
+    binary_sha256s: dict[str, str] = field(default_factory=dict)  # name → sha256, checked on reuse
     build_system: str = "cmake"
 
     def binary(self, name: str) -> str:
@@ -329,6 +330,7 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
                   created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   source_note=source_note(fetched), patches=patch_identity(patches),
                   revision=revision.record() if revision is not None else {},
-                  binaries=binaries, build_system=engine.build_system)
+                  binaries=binaries, build_system=engine.build_system,
+                  binary_sha256s={name: sha256_file(Path(path)) for name, path in binaries.items()})
     write_provenance(build_dir / PROVENANCE_FILE, build)
     return build

@@ -41,13 +41,19 @@ def load_provenance(prov: Path, record: type, tuple_fields: tuple[str, ...]) -> 
             data[name] = tuple(tuple(v) if isinstance(v, list) else v for v in data[name])
     cached = record(**{**data, "cached": True})
     check_recorded_binary(Path(cached.binary_path), cached.binary_sha256, prov)
+    recorded = getattr(cached, "binary_sha256s", {})  # every binary of a recipe (engine builds)
+    for name, path in getattr(cached, "binaries", {}).items():
+        if name in recorded:
+            check_recorded_binary(Path(path), recorded[name], prov)
     return cached
 
 
 def check_recorded_binary(binary: Path, expected: str, prov: Path) -> None:
     """BuildError unless `binary` lies in prov's folder and has the sha256 prov records."""
     folder = prov.parent
-    if not binary.resolve().is_relative_to(folder.resolve()):
+    # The path as recorded, not its link's target: a recipe's binary may be a link out of its
+    # folder (a venv's python), and what is checked is that the record names its own folder.
+    if not Path(os.path.abspath(binary)).is_relative_to(os.path.abspath(folder)):
         found = f"a binary outside {folder}"
     elif not binary.is_file():
         found = "no file"

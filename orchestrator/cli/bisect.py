@@ -43,7 +43,8 @@ def _args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         "(e.g. run=label=nightly~1)")
     parser.add_argument("--bad", required=True, help="a later commit, tag or branch with it, "
                         "or run=SELECTOR (e.g. run=latest)")
-    parser.add_argument("--metric", default="ops_per_sec", help="the metric judged (default ops_per_sec)")
+    parser.add_argument("--metric", help="the metric judged (default: the workload's first "
+                        "`metrics:` entry, else ops_per_sec)")
     parser.add_argument("--min-effect", type=float, default=0.02,
                         help="the smallest change that counts at the bad end (default 0.02)")
     parser.add_argument("--alpha", type=float, default=0.05)
@@ -127,6 +128,13 @@ def _table(bisect: dict[str, Any]) -> Table:
     return table
 
 
+def _declared_metric(conf: Any) -> str:
+    """The first metric the bisected workload declares (`workload.metrics`), or ops/s."""
+    workloads = [conf.workload] if conf.workload is not None else \
+        list(conf.suite.workloads.values()) if conf.suite is not None else []
+    return next((m for wl in workloads for m in wl.metrics), "ops_per_sec")
+
+
 def bisect_command(argv: list[str], console: Console) -> None:
     from ..run.bisect import BisectOptions, run_bisect
     from ..run.ab import Side
@@ -138,6 +146,7 @@ def bisect_command(argv: list[str], console: Console) -> None:
                           f"stopping rule no look; use --max-rounds 20 or more and an alpha "
                           f"between 0 and 1, e.g. 0.05")
     conf, _ = compose_conf(shared)
+    args.metric = args.metric or _declared_metric(conf)
     db = Path(conf.db)
     repo, commits = commits_of(conf, commit_of_run(db, args.good), commit_of_run(db, args.bad))
     key = {"repo": repo, "good": commits[0].sha, "bad": commits[-1].sha, "overrides": shared,

@@ -88,6 +88,10 @@ def _check_params_named(wl: WorkloadConf, templates: list[str], where: str) -> N
         if name not in fields and name not in wl.params.extra:
             raise ConfigError(f"{where}: {{param:{name}}} is not a param; set it under "
                               f"params.extra.{name} or use one of {', '.join(sorted(fields))}")
+        if wl.series_params is not None and name in fields and name not in wl.series_params:
+            # a param that changes the command must tell its series apart
+            raise ConfigError(f"{where}: series_params leaves out {name}, which its command "
+                              f"uses ({{param:{name}}}); add it to series_params")
 
 
 def check_output(wl: WorkloadConf, where: str) -> None:

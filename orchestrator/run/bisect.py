@@ -50,7 +50,7 @@ def _worst(db: Path, ab: dict[str, Any], metric: str, thresholds: Thresholds
         build = con.execute("SELECT build_id FROM runs WHERE run_id = ?", [ab["run_b"]]).fetchone()
         try:
             report = verdicts.compare_runs(con, ab["run_a"], ab["run_b"], (metric,), thresholds,
-                                           allow_different=True)
+                                           allow_different=True, declared=False)
         except UserError:
             return None, build[0] if build else ""
     finally:

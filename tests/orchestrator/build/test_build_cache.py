@@ -53,6 +53,35 @@ def test_a_changed_or_missing_binary_is_refused_naming_both_sha256_and_the_fix(t
     assert message.endswith(f"remove {tmp_path} to build it again")
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """A build of several binaries (engine.Build's fields that the check reads)."""
+
+    binary_path: str
+    binary_sha256: str
+    binaries: dict
+    binary_sha256s: dict
+    cached: bool = False
+
+
+def test_every_binary_of_a_recipe_is_checked_and_a_link_out_of_the_folder_is_kept(tmp_path):
+    main, tool = tmp_path / "main", tmp_path / "tool"
+    main.write_bytes(b"main")
+    tool.write_bytes(b"tool")
+    python = tmp_path / "venv-python"  # a venv's python: a link to the system's
+    python.symlink_to(main)
+    record = Recipe(str(main), sha256_file(main), {"main": str(main), "tool": str(tool),
+                                                   "python": str(python)},
+                    {"main": sha256_file(main), "tool": sha256_file(tool),
+                     "python": sha256_file(main)})
+    prov = tmp_path / "provenance.json"
+    prov.write_text(json.dumps(asdict(record)))
+    assert load_provenance(prov, Recipe, ()).cached
+    tool.write_bytes(b"tampered")
+    with pytest.raises(BuildError, match=f"cached build {tool} is not the one"):
+        load_provenance(prov, Recipe, ())
+
+
 def test_a_provenance_naming_a_binary_outside_its_folder_is_refused(tmp_path):
     """A rewritten provenance must not point the run at some other file with a matching hash."""
     elsewhere = tmp_path / "elsewhere"

@@ -36,6 +36,8 @@ ZSTD = ["engine=zstd", "workload=zstd_bench"]
      "workload 'readrandom' runs db_bench, and engine 'snappy' has none"),
     (["engine=zstd", "workload=snappy_flat", "workload.engines=[]"],
      "workload 'snappy_flat' names binary 'snappy_benchmark', which engine 'zstd' does not list"),
+    (["workload=micro_get", "workload.series_params=[num]"],
+     "series_params leaves out cache_size, which its command uses"),
     (["engine=zstd", "workload=zstd_bench", "workload.kind=shell"],
      "workload 'zstd_bench': kind='shell'; use one of db_bench, gbench, command"),
 ])
