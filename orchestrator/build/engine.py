@@ -297,6 +297,16 @@ def build_engine(engine: EngineConf, variant: BuildConf, cache_dir: Path, jobs: 
                            (fetched, tree, patches, revision), jobs, cache_dir, on_progress)
 
 
+def _source_version(engine: EngineConf, revision: Revision | None) -> str:
+    """What names the code built: a commit, a tarball's digest, a Debian source version."""
+    src = engine.source
+    if revision is not None and revision.sha:
+        return revision.sha
+    if src.kind == "tarball":
+        return src.sha256.lower()
+    return src.package_version or src.ref
+
+
 def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: str,
                 compiler_id: tuple[str, str], source: tuple[Path, Path, Any, Revision | None],
                 jobs: int, cache_dir: Path, on_progress: ProgressFn | None) -> Build:
@@ -320,8 +330,7 @@ def _build_into(build_dir: Path, engine: EngineConf, variant: BuildConf, key: st
     src = engine.source
     build = Build(build_id=key, engine=engine.name, version=engine.version, variant=variant.name,
                   source_kind=src.kind, source_package=src.package or src.path,
-                  source_version=(revision.sha if revision and revision.sha else
-                                  src.package_version or src.ref or src.sha256), source_dir=str(tree),
+                  source_version=_source_version(engine, revision), source_dir=str(tree),
                   compiler=compiler, compiler_version=compiler_version,
                   cmake_version=tool_version(engine.build_system),
                   cmake_flags=tuple(build_flags(engine, variant)),
