@@ -122,7 +122,7 @@ def tally(analysis: Analysis, trials: list[dict], thresholds: Thresholds,
                                                 "change": []})
         cell["n"] += 1
         cell["verdicts"][verdict] = cell["verdicts"].get(verdict, 0) + 1
-        if trial["seed"] - 100 < loaded_after:
+        if trial["seed"] - 100 < loaded_after or trial["job"] != "instructions":
             cell["seconds"].append(seconds)
         cell["change"].append((trial["ratio"] - 1) * 100)
     return dict(sorted(out.items()))
@@ -209,11 +209,17 @@ def _schedule_note(data: dict) -> list[str]:
     if data.get("replanned"):
         r = data["replanned"]
         out.append(f"**Re-planned after {r['after_trials']} trials** ({r['at']}): {r['why']}.")
-    loaded = [t for t in data["trials"] if t.get("seed", 0) - 100 >= data.get("loaded_after", 10**9)]
+    loaded = [t for t in data["trials"] if t["job"] == "instructions"
+              and t.get("seed", 0) - 100 >= data.get("loaded_after", 10**9)]
     if loaded:
         out.append(f"The last {len(loaded)} instruction-count trials ran while other work ran on "
                    "the machine: their counts do not depend on load, but their machine-minutes "
                    "are left out of the minutes per verdict.")
+    for ext in data.get("extensions", []):
+        out.append(f"**Extended** ({ext['started']}): more `{ext['job']}` trials at "
+                   f"+{ext['effect']:.0%} until there were {ext['to']}, at the study's planted "
+                   f"amount (each trial's own A side measures that day's cost per read; see the "
+                   f"reading below).")
     return out
 
 

@@ -42,22 +42,23 @@ def _write_workloads(env: jinja2.Environment, docs: Path, fragments: Path,
                              targets=results.verdicts.targets, phases=results.phases,
                              config=configs.workloads.get(name), imported=results.imported)
         if page["series"]:
-            trends.append((f"workloads/{slug(name)}", page["series"], f"trend-{index}"))
+            trends.append((f"workloads/{slug(name)}", page["series"], f"trend-{index}",
+                           page["series_axis"]))
         path = render.write_page(env, "workload.md.j2", docs / "workloads" / f"{slug(name)}.md",
                                  page=page, chart=bool(page["series"]))
         nav.append({nav_title(name): str(path.relative_to(docs))})
     return nav, _draw_trends(fragments, trends)
 
 
-def _draw_trends(fragments: Path, trends: list[tuple[str, list[Any], str]]
+def _draw_trends(fragments: Path, trends: list[tuple[str, list[Any], str, str]]
                  ) -> Callable[[], None]:
     """The workload pages' trend charts, into their slots, in a forked child: megabytes of JSON
     on a long history (0.6 CPU-s for 1,000 runs × 200 series) that only the slots' filling
     needs, after MkDocs, while this process waits for MkDocs and the other core would idle.
     Niced: the pages' chain comes first. Returns the function that waits for them."""
     def draw() -> None:
-        for page, series, div_id in trends:
-            slots.save(fragments, page, "trend", charts.trend_chart(series, div_id))
+        for page, series, div_id, axis in trends:
+            slots.save(fragments, page, "trend", charts.trend_chart(series, div_id, axis))
 
     return forked.start(draw, "tidemark-trend-charts", nice=forked.LATER)
 

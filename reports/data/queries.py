@@ -295,8 +295,10 @@ _IMPORTED_VALUES = """
     SELECT i.run_id, i.series_key, any_value(i.workload) AS workload,
            any_value(i.benchmark) AS benchmark, any_value(i.threads) AS threads,
            any_value(i.params::VARCHAR) AS params, m.name AS metric, any_value(m.unit) AS unit,
-           median(m.value) AS median, count(*) AS n, min(i.seq) AS first_seq,
+           median(m.value) AS median, min(m.value) AS low, max(m.value) AS high,
+           count(*) AS n, min(i.seq) AS first_seq,
            any_value(r.started_at) AS started_at, any_value(r.engine) AS engine,
+           any_value(r.engine_version) AS engine_version,
            any_value(r.build_variant) AS build_variant,
            any_value(r.machine_fingerprint) AS machine_fingerprint
     FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)

@@ -192,10 +192,12 @@ def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
     return dict(title=dict(text=title), rangemode="tozero", automargin=True)
 
 
-def trend_chart(series_list: list[dict[str, Any]], div_id: str) -> str:
-    """Median ops/s per run (x = run date) with a min–max band over repetitions, as a div."""
+def trend_chart(series_list: list[dict[str, Any]], div_id: str, axis: str = "") -> str:
+    """Median ops/s (or the `axis` metric) per run (x = run date) with a min–max band over
+    repetitions, as a div."""
     x = [value for series in series_list for value in series["x"]]
-    layout = _layout(date_axis(x), _ops_axis(), [s["label"] for s in series_list])
+    layout = _layout(date_axis(x), _ops_axis(axis) if axis else _ops_axis(),
+                     [s["label"] for s in series_list])
     return _fragment(_trend_data(series_list), layout, div_id, _DRAW_TREND)
 
 

@@ -196,6 +196,36 @@ def imported_table(values: pd.DataFrame | None, workload: str, points: pd.DataFr
                  sorted(rows, key=lambda r: (r[0], r[1])), (False, False) + (True,) * TREND_VALUES)
 
 
+def values_chart_series(values: pd.DataFrame | None, workload: str, points: pd.DataFrame,
+                        labeler: Labeler, metrics: list[str], base: str = "../"
+                        ) -> tuple[list[dict[str, Any]], str]:
+    """Per series without ops/s, oldest run first: the median and min/max of the first metric
+    the workload declares (`metrics:`) that its series have, for `charts.trend_chart`; and
+    that metric's axis title ('' when there is none)."""
+    if values is None or values.empty or not metrics:
+        return [], ""
+    with_ops = set(points.loc[points["ops_median"].notna(), "series_key"])
+    mine = values[(values["workload"] == workload) & ~values["series_key"].isin(with_ops)]
+    metric = next((m for m in metrics if (mine["metric"] == m).any()), "")
+    if not metric:
+        return [], ""
+    mine = mine[mine["metric"] == metric]
+    series_list = []
+    for key, group in mine.groupby("series_key", sort=False):
+        rows = records(group.sort_values("started_at"))
+        series_list.append({
+            "label": labeler.label(rows[-1]), "key": key, "order": natural_key(rows[-1]),
+            "x": [r["started_at"].isoformat() for r in rows],
+            "versions": [f"{r['engine']} {r['engine_version']}" for r in rows],
+            "pages": [run_html_href(r["run_id"], base) for r in rows],
+            "anchors": [anchor(r["first_seq"]) for r in rows],
+            "median": [r["median"] for r in rows], "low": [r["low"] for r in rows],
+            "high": [r["high"] for r in rows], "run_ids": [r["run_id"] for r in rows]})
+    unit = mine["unit"].iloc[0]
+    return sorted(series_list, key=lambda s: s["order"]), \
+        f"{metric} ({unit}), median of repetitions" if unit else f"{metric}, median of repetitions"
+
+
 def _per_point(points: pd.DataFrame, base: str) -> dict[str, np.ndarray]:
     """Per point: its run's start (ISO), engine version, page href and its invocation's anchor
     on that page, made once per run and per anchor (200,000 points have 1,000 runs, few
@@ -272,5 +302,16 @@ def workload_page(workload: str, points: pd.DataFrame,
         "counters": counters_table(latest, labeler),
         "trend": trend_table(mine, labeler, verdicts) if mine["ops_median"].notna().any() else None,
         "imported": imported_table(imported, workload, mine, labeler),
-        "series": chart_series(mine, labeler),
+        **_trend_series(mine, labeler, imported, workload, list(config.get("metrics") or [])),
     }
+
+
+def _trend_series(mine: pd.DataFrame, labeler: Labeler, imported: pd.DataFrame | None,
+                  workload: str, metrics: list[str]) -> dict[str, Any]:
+    """The trend chart's series: ops/s where the series have it, else the workload's first
+    declared metric (`series_axis`: that chart's axis title)."""
+    series = chart_series(mine, labeler)
+    if series:
+        return {"series": series, "series_axis": ""}
+    values, axis = values_chart_series(imported, workload, mine, labeler, metrics)
+    return {"series": values, "series_axis": axis}
