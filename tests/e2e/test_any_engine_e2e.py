@@ -252,6 +252,10 @@ def test_the_site_shows_zstd_like_any_engine(zstd, tmp_path):
     assert text.count('href="../runs/') >= 12  # 3 levels × 2 threads × the figures, each linked
     table = page.with_name(page.stem + ".values-without-opss.csv").read_text()
     assert "mb_per_s (MB/s)" in table and "wall_s (s)" in table and "level=19" in table
+    bench, = (site / "workloads").glob("zstd-bench-*.html")
+    # its trend is charted in the first metric it declares (metrics: [compress_mb_s, ...])
+    assert "tidemarkTrend" in bench.read_text()
+    assert "compress&#95;mb&#95;s (MB/s), median of repetitions" in bench.read_text()
     pairs = [json.loads(p.read_text()) for p in (site / "compare").glob("*.json")]
     judged = {row["metric"] for pair in pairs for row in (pair.get("rows") or [])}
     assert {"compress_mb_s", "decompress_mb_s"} <= judged  # zstd_bench's declared metrics
