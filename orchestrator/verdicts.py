@@ -7,6 +7,7 @@ wherever it is asked: the same samples (store.reads), the same pairing, noise an
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import duckdb
@@ -29,9 +30,12 @@ def compare_runs(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,
     metrics are those asked for and (`declared`) those the runs' workloads declare
     (`workload.metrics`); a bisect judges the one metric it names."""
     _refuse_same(base_id, cand_id)
+    asked, by_workload = tuple(metrics), {}
     if declared:
-        metrics = judged_metrics(con, [base_id, cand_id], metrics)
-    samples = reads.load_samples_of_runs(con, [base_id, cand_id], metrics)
+        by_workload = reads.declared_metrics(con, [base_id, cand_id])
+        metrics = judged_metrics(asked, by_workload)
+    samples = _own_metrics(reads.load_samples_of_runs(con, [base_id, cand_id], metrics), asked,
+                           by_workload)
     if not any(samples.values()):
         _refuse_unmeasured(con, base_id, cand_id, metrics)
     keys = {s.series.series_key for s in samples.get(base_id, [])}
@@ -48,8 +52,9 @@ def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str
     A series' noise reads only its own medians, so one history of every series gives each
     pair what `compare_runs` reads for it alone."""
     runs = sorted({run for pair in pairs for run in pair})
-    metrics = judged_metrics(con, runs, metrics)
-    samples = reads.load_samples_of_runs(con, runs, metrics)
+    asked, by_workload = tuple(metrics), reads.declared_metrics(con, runs)
+    metrics = judged_metrics(asked, by_workload)
+    samples = _own_metrics(reads.load_samples_of_runs(con, runs, metrics), asked, by_workload)
     keys = {s.series.series_key for run in samples.values() for s in run}
     history = reads.load_history(con, sorted(keys), metrics)
     out: dict[tuple[str, str], Report | UserError] = {}
@@ -63,11 +68,28 @@ def compare_pairs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str
     return out
 
 
-def judged_metrics(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str],
-                   metrics: Sequence[str]) -> tuple[str, ...]:
+def judged_metrics(asked: Sequence[str], by_workload: dict[str, list[str]]) -> tuple[str, ...]:
     """The metrics asked for, then those the runs' workloads declare: a snappy workload's
     bytes_per_second is judged beside the gate's ops_per_sec, which snappy does not have."""
-    return tuple(dict.fromkeys((*metrics, *reads.declared_metrics(con, run_ids))))
+    return tuple(dict.fromkeys((*asked, *(m for ms in by_workload.values() for m in ms))))
+
+
+def _own_metrics(samples: dict[str, list[SeriesSamples]], asked: Sequence[str],
+                 by_workload: dict[str, list[str]]) -> dict[str, list[SeriesSamples]]:
+    """Each series judged on the metrics asked for and those its own workload declares, never
+    on another workload's (zstd_compress's wall_s is not judged on zstd_bench's series)."""
+    if not by_workload:
+        return samples
+
+    def own(s: SeriesSamples) -> SeriesSamples:
+        keep = {*asked, *by_workload.get(str(s.series.identity.get("workload")), [])}
+        if keep >= set(s.values):
+            return s
+        return dataclasses.replace(
+            s, values={m: v for m, v in s.values.items() if m in keep},
+            better={m: b for m, b in s.better.items() if m in keep},
+            rounds={m: r for m, r in s.rounds.items() if m in keep})
+    return {run: [o for o in map(own, series) if o.values] for run, series in samples.items()}
 
 
 def _refuse_unmeasured(con: duckdb.DuckDBPyConnection, base_id: str, cand_id: str,

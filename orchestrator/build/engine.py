@@ -27,7 +27,6 @@ PROVENANCE_FILE = "provenance.json"
 ORIG_ONLY_MARKER = "ORIG_ONLY"  # in a Debian source's folder: built from the orig tarball alone
 
 
-
 @dataclass(frozen=True)
 class Build:
     """A finished engine build and where it came from."""
@@ -52,7 +51,8 @@ class Build:
     cached: bool = False  # True when this run reused the build without compiling
     source_note: str = ""  # e.g. "Debian patches not applied" for an orig-tarball-only source
     patches: tuple[tuple[str, str], ...] = ()  # our own patches applied: (name, sha256) in order
-    # Container images of this build (runner=docker; container_image.py): kind → tag, id, base.
+    # Container images of this build (runner=docker; container_image.py): binary name → tag,
+    # id, base.
     # Added when a run builds or finds them; the store merges them into the build's provenance.
     images: dict[str, Any] = field(default_factory=dict)
     # The commit compiled (git and local sources; revision.Revision.record()): sha, subject,
@@ -107,8 +107,6 @@ def build_key(engine: EngineConf, variant: BuildConf, compiler_version: str,
 
 def build_dir_name(engine: EngineConf, variant: BuildConf, key: str) -> str:
     return f"{engine.name}-{engine.version}-{variant.name}-{key}"
-
-
 
 
 def fetch_debian_source(engine: EngineConf, sources_dir: Path) -> Path:
@@ -221,8 +219,6 @@ def check_no_forbidden_libraries(binary: Path, libs: tuple[str, ...], forbidden:
     if bad:
         raise BuildError(f"{binary} loads {', '.join(bad)} instead of the library it was built "
                          f"with; build it static (see conf/engine/)")
-
-
 
 
 def _load_cached(build_dir: Path) -> Build | None:

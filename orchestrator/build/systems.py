@@ -56,8 +56,13 @@ def build_flags(engine: EngineConf, variant: BuildConf) -> list[str]:
 
 
 def _flag_vars(variant: BuildConf) -> list[str]:
-    return [f"CFLAGS={variant.cxx_flags}", f"CXXFLAGS={variant.cxx_flags}"] \
-        if variant.cxx_flags else []
+    """The variant, as make and build commands get it: BUILD_TYPE (Release, Debug, ...) always,
+    so a debug and a release build never share a key; CFLAGS/CXXFLAGS when it sets flags (a
+    Makefile that ignores them builds the same code under another key, never the reverse)."""
+    flags = [f"BUILD_TYPE={variant.cmake_build_type}"]
+    if variant.cxx_flags:
+        flags += [f"CFLAGS={variant.cxx_flags}", f"CXXFLAGS={variant.cxx_flags}"]
+    return flags
 
 
 def build_env(ccache_dir: Path) -> dict[str, str]:
@@ -72,8 +77,13 @@ def run_logged(argv: list[str], cwd: Path | None, log: Path, what: str,
     with log.open("a") as fh:
         fh.write(f"$ {' '.join(argv)}\n")
         fh.flush()
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, env=env, bufsize=1, errors="replace")
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, env=env, bufsize=1,
+                                    errors="replace")
+        except OSError as exc:
+            raise BuildError(f"{what}: {argv[0]} does not run ({exc.strerror}); install it "
+                             f"(make setup) or fix engine.build_system") from None
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
@@ -98,7 +108,7 @@ def compile_tree(engine: EngineConf, variant: BuildConf, tree: Path, build_dir: 
         out = build_dir / "build"
         _configure(system, engine, variant, root, out, log, env)
         run_logged(["ninja", "-C", str(out), f"-j{jobs}", *engine.targets], build_dir, log,
-                   f"ninja {' '.join(engine.targets)}", env, on_progress)
+                   f"ninja {' '.join(engine.targets) or '(default targets)'}", env, on_progress)
         return out
     if shutil.which("ccache"):
         env = {**env, "CC": "ccache cc", "CXX": "ccache c++"}

@@ -44,7 +44,7 @@ def side_overrides(run: dict[str, Any], workloads: Sequence[str], db: Path,
                    max_rounds: int) -> list[str]:
     """The paired job's overrides of one stored run (see the module docstring)."""
     kept = [o for o in run["overrides"] if "=" in o and _key(o) not in _REPLACED
-            and not _key(o).startswith("hydra")]
+            and (not _key(o).startswith("hydra") or _key(o) == "hydra.searchpath")]
     out = [*kept, f"db={db}", f"results_dir={db.parent}", f"repetitions={max_rounds}"]
     if run.get("source_kind") == "git" and run.get("commit_sha"):
         out.append(f"engine.source.ref={run['commit_sha']}")

@@ -23,7 +23,10 @@ def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
     from ..signals import signals_interrupt
 
     hydra_conf = HydraConfig.get()
-    overrides = list(hydra_conf.overrides.task)
+    # A user's own config folder (hydra.searchpath) is part of what the run's config is made
+    # of: kept with its overrides, so --resume, gate --confirm and bisect compose it again.
+    overrides = [*hydra_conf.overrides.task,
+                 *(o for o in hydra_conf.overrides.hydra if o.startswith("hydra.searchpath="))]
     conf: TidemarkConf = OmegaConf.to_object(cfg)  # type: ignore[assignment]
     config = OmegaConf.to_container(cfg, resolve=True)
     from hydra.types import RunMode

@@ -88,9 +88,11 @@ def compare_command(argv: list[str], console: Console) -> None:
     conf = _gate_conf(args)
     con = connect(Path(args.db), read_only=True)
     try:
+        # --metric names exactly what is compared; without it the workloads' own metrics join
         report = compare_runs(con, resolve_run(con, args.base), resolve_run(con, args.cand),
                               tuple(args.metrics or conf.summary_metrics),
-                              _thresholds(args, conf.thresholds), args.allow_different)
+                              _thresholds(args, conf.thresholds), args.allow_different,
+                              declared=not args.metrics)
     finally:
         con.close()
     _print(report, args.format, console)
@@ -285,7 +287,7 @@ def ab_command(argv: list[str], console: Console) -> None:
     try:
         report = compare_runs(con, ab["run_a"], ab["run_b"],
                               tuple(args.metrics or gate_conf.summary_metrics), thresholds,
-                              allow_different=True)
+                              allow_different=True, declared=not args.metrics)
     finally:
         con.close()
     _print(report, args.format, console)

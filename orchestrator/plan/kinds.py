@@ -22,6 +22,11 @@ def workload_templates(wl: WorkloadConf) -> list[str]:
             *(d.bytes_of for d in wl.derived)]
 
 
+def template_params(wl: WorkloadConf) -> list[str]:
+    """The `{param:NAME}` names of a workload's templates."""
+    return referenced(workload_templates(wl), "param", f"workload {wl.name!r}")
+
+
 def workload_binaries(wl: WorkloadConf, known: list[str]) -> list[str]:
     """The recipe binaries a workload's processes run (`known`: the recipe's names, the
     harness's included): db_bench's; a gbench workload's binary (the recipe's only one when

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import ConfigError
+from .kinds import template_params
 
 if TYPE_CHECKING:
     from .schema import EngineConf, WorkloadConf
@@ -26,7 +27,9 @@ def check_params(engine: EngineConf, workload: WorkloadConf, params: Mapping[str
         raise ConfigError(f"workload.params.cache_size={params['cache_size']} for {where}; use "
                           f"0 or more bytes")
     allowed = engine.compressions
-    if allowed and workload.kind == "db_bench" and params.get("compression") not in allowed:
+    # db_bench always passes its compression; another kind only when a template uses it
+    passes = workload.kind == "db_bench" or "compression" in template_params(workload)
+    if allowed and passes and params.get("compression") not in allowed:
         raise ConfigError(f"{engine.name} cannot use compression={params.get('compression')!r} "
                           f"({where}); set workload.params.compression to one of "
                           f"{', '.join(allowed)}")

@@ -88,6 +88,9 @@ def _check_params_named(wl: WorkloadConf, templates: list[str], where: str) -> N
         if name not in fields and name not in wl.params.extra:
             raise ConfigError(f"{where}: {{param:{name}}} is not a param; set it under "
                               f"params.extra.{name} or use one of {', '.join(sorted(fields))}")
+        if name in fields and getattr(wl.params, name) is None:
+            raise ConfigError(f"{where}: {{param:{name}}} has no value; set "
+                              f"params.{name}")
         if wl.series_params is not None and name in fields and name not in wl.series_params:
             # a param that changes the command must tell its series apart
             raise ConfigError(f"{where}: series_params leaves out {name}, which its command "
@@ -109,7 +112,11 @@ def check_output(wl: WorkloadConf, where: str) -> None:
             raise ConfigError(f"{where}: output.metrics.{name}.better={spec.better!r}; use "
                               f"lower or higher")
     if out.format == "regex":
-        regex_groups(out.regex, where)
+        groups = regex_groups(out.regex, where)
+        stray = [name for name in out.metrics if name not in groups]
+        if stray:  # a typo would leave its group lower-is-better without a unit, silently
+            raise ConfigError(f"{where}: output.metrics.{stray[0]} names no group of "
+                              f"output.regex; its groups: {', '.join(groups)}")
     for derived in wl.derived:
         if derived.better not in BETTER:
             raise ConfigError(f"{where}: derived {derived.name!r} better={derived.better!r}; "

@@ -9,8 +9,9 @@ cache state as its siblings had — and then only the judged steps without an ok
 repetition is measured twice, and the new ones keep their planned repetition numbers (series
 and A/B rounds stay as planned); sequence numbers continue after the run's last one.
 
-A Google Benchmark step runs every repetition in one process: it is done when its ok rows
-cover all of its repetitions.
+A Google Benchmark step runs every repetition in one process: it is done when its ok rows (of
+its thread count) cover all of its repetitions. A command step is done when its process left
+an ok row, whatever the rows are named (a pytest-benchmark suite names each by its test).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..where_keys import WHERE_KEYS
-from .kinds import KIND_GBENCH
+from .kinds import KIND_COMMAND, KIND_GBENCH
 from .runplan import PHASE_CALLGRIND, PHASE_MEASURED, Step, canonical_json
 
 JUDGED_PHASES = (PHASE_MEASURED, PHASE_CALLGRIND)
@@ -40,6 +41,8 @@ class StoredInvocation:
     params: dict[str, Any]
     cache_state: str
     ok: bool  # ended ok, and not an attempt the interference policy rejected
+    # A row of a command's multi-row output: the repetition of the step (process) it came from
+    step_repetition: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,18 @@ def _step_key(phase: str, workload: str, benchmark: str, repetition: int, thread
     return phase, benchmark, repetition, threads, *_point_key(workload, params, cache_state)
 
 
+def _process_key(phase: str, threads: int, workload: str, params: dict[str, Any],
+                 cache_state: str) -> tuple[Any, ...]:
+    return phase, threads, *_point_key(workload, params, cache_state)
+
+
 def _is_done(step: Step, done: set[tuple[Any, ...]], gbench_reps: dict[tuple[Any, ...], set[int]]) -> bool:
+    key = _process_key(step.phase, step.threads, step.workload, step.params_dict,
+                       step.cache_state)
     if step.kind == KIND_GBENCH:
-        key = (step.phase, *_point_key(step.workload, step.params_dict, step.cache_state))
         return len(gbench_reps.get(key, ())) >= step.repetitions
+    if step.kind == KIND_COMMAND:  # its rows may be named by its output: done per process
+        return step.repetition in gbench_reps.get(key, ())
     return _step_key(step.phase, step.workload, step.benchmark, step.repetition, step.threads,
                      step.params_dict, step.cache_state) in done
 
@@ -71,10 +82,13 @@ def resume_plan(steps: Sequence[Step], stored: Iterable[StoredInvocation], first
     ok = [s for s in stored if s.ok and s.phase in JUDGED_PHASES]
     done = {_step_key(s.phase, s.workload, s.benchmark, s.repetition, s.threads, s.params,
                       s.cache_state) for s in ok}
+    # per process key (phase, threads, point): the repetitions stored ok; a multi-row command's
+    # rows count as their step's repetition
     gbench_reps: dict[tuple[Any, ...], set[int]] = {}
     for s in ok:
-        gbench_reps.setdefault((s.phase, *_point_key(s.workload, s.params, s.cache_state)),
-                               set()).add(s.repetition)
+        gbench_reps.setdefault(_process_key(s.phase, s.threads, s.workload, s.params,
+                                            s.cache_state),
+                               set()).add(s.step_repetition or s.repetition)
     points: dict[int, list[Step]] = {}
     for step in steps:
         points.setdefault(step.point, []).append(step)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import ConfigError
-from .kinds import KIND_COMMAND, KIND_DB_BENCH, KIND_GBENCH, workload_templates
+from .kinds import (KIND_COMMAND, KIND_DB_BENCH, KIND_GBENCH, template_params,
+                    workload_templates)
 from .param_checks import check_counts, check_params
 from .recipe_checks import check_recipe, check_workload
-from .templates import referenced
 
 if TYPE_CHECKING:  # annotations only: readers of plans (the site) need not import OmegaConf
     from .schema import CacheConf, TidemarkConf, WorkloadConf, WorkloadParams
@@ -114,11 +114,6 @@ def series_params(wl: WorkloadConf, params: WorkloadParams) -> tuple[tuple[str, 
     return tuple((k, v) for k, v in items if k in used or k.startswith("extra."))
 
 
-def template_params(wl: WorkloadConf) -> list[str]:
-    """The `{param:NAME}` names of a workload's templates."""
-    return referenced(workload_templates(wl), "param", f"workload {wl.name!r}")
-
-
 def templated_data_key(wl: WorkloadConf, params: WorkloadParams) -> str:
     """A gbench or command point's data folder: shared by the points whose setup and params
     are the same (its threads and cache state do not change what setup writes)."""
@@ -187,6 +182,16 @@ def _check_point(point: _Point, cfg: TidemarkConf) -> None:
     check_counts(point.threads, point.repetitions, cfg.warmups, cfg.timeout_s)
     check_workload(cfg.engine, point.workload)
     check_params(cfg.engine, point.workload, dataclasses.asdict(point.params))
+    wl = point.workload
+    if wl.kind != KIND_DB_BENCH and point.threads > 1 and \
+            not any("{threads}" in t for t in workload_templates(wl)):
+        # the program would never hear of the threads: two series of one measurement
+        raise ConfigError(f"workload {wl.name!r} runs threads={point.threads}, and its "
+                          f"templates never pass {{threads}} to the program; add it (e.g. "
+                          f"-T{{threads}}) or run threads=1")
+    if cfg.callgrind and wl.kind != KIND_DB_BENCH:
+        raise ConfigError(f"callgrind=true counts db_bench's instructions, and workload "
+                          f"{wl.name!r} is a {wl.kind} workload; run it with callgrind=false")
 
 
 def _callgrind_params(wl: WorkloadConf, params: WorkloadParams, ops: int) -> WorkloadParams:

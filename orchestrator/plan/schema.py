@@ -75,7 +75,7 @@ class EngineConf:
     # that copy with $JOBS, $SOURCE and $BUILD set).
     build_system: str = "cmake"
     source_subdir: str = ""  # the build system's root inside the source, e.g. build/meson
-    targets: List[str] = field(default_factory=lambda: ["db_bench"])  # ninja / make targets
+    targets: List[str] = field(default_factory=list)  # ninja / make targets; empty: the default
     # The binaries the build produces: name → path inside <build>/build (cmake, meson) or the
     # source copy <build>/src (make, commands). Workloads name them ({binary:NAME}, `binary:`).
     binaries: Dict[str, str] = field(default_factory=dict)
@@ -121,7 +121,8 @@ class WorkloadParams:
     reads: Optional[int] = None  # read ops per thread; None means num
     duration: Optional[int] = None  # seconds; for time-bounded workloads
     report_interval_seconds: Optional[int] = None  # RocksDB time series
-    extra: Dict[str, str] = field(default_factory=dict)  # other db_bench flags, verbatim
+    # db_bench and gbench: more flags, verbatim (--NAME=VALUE); any kind: {param:NAME}
+    extra: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -42,7 +42,8 @@ from ..runners.loop import RunLoop
 from ..store import Store
 from ..store.reads import rejected_attempt_sql
 from .ab_schedule import Block, Round, flatten, schedule_blocks
-from .jobsetup import (checked_plan, build_engine_with_progress, run_binaries, check_machine,
+from .binaries import checked_plan, run_binaries
+from .jobsetup import (build_engine_with_progress, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
                        create_run_cgroup, machine_shield, new_run_id, open_results_store,
                        pin_orchestrator, planted_for, remove_run_data, run_context, run_record)

@@ -28,7 +28,8 @@ from ..runners.loop import run_steps
 from ..store import Store
 from ..store.resume_reads import StoredRun, stored_invocations, stored_run
 from ..store.schema import LATEST_VERSION
-from .jobsetup import (checked_plan, build_engine_with_progress, run_binaries, check_machine,
+from .binaries import checked_plan, run_binaries
+from .jobsetup import (build_engine_with_progress, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
                        create_run_cgroup, machine_shield, new_run_id, open_results_store,
                        pin_orchestrator, planted_for, remove_run_data, run_context, run_record,

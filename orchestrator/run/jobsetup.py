@@ -20,7 +20,6 @@ from rich.console import Console
 
 from ..build.container_image import VALGRIND_BIN, ensure_image
 from ..build.engine import Build, build_engine
-from ..build.harness_build import HARNESS_BINARY, build_harness
 from ..build.planted import Calibration, Planted, calibrate, planted_setting
 from ..errors import ConfigError
 from ..liveness import this_process
@@ -30,15 +29,12 @@ from ..machine.docker_client import (ContainerSpec, ImageRef, check_runner_conf,
                                      daemon_facts, remove_leftover_containers, reset_containers)
 from ..machine.execute import parse_cpu_list
 from ..machine.interference import POLICIES, InterferencePolicy
-from ..plan.kinds import workload_binaries
-from ..plan.kinds import KIND_GBENCH
-from ..plan.runplan import RunPlan, make_plan
-from ..runners.command import check_output_format
-from ..runners.gbench import check_gbench_binary
+from ..plan.runplan import RunPlan
 from ..plan.schema import TidemarkConf
 from ..runners.context import RunContext
 from ..signals import signals_interrupt
 from ..store import Store, open_checked
+from .binaries import plan_binaries
 from .progress import BuildProgress
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -157,21 +153,6 @@ def _image_text(ref: ImageRef) -> str:
             f"FROM {ref.base})")
 
 
-def checked_plan(conf: TidemarkConf) -> RunPlan:
-    """The run's plan, its output formats checked against the adapter registry too."""
-    plan = make_plan(conf)
-    for wl in plan.workloads.values():
-        check_output_format(wl)
-    return plan
-
-
-def plan_binaries(conf: TidemarkConf, plan: RunPlan) -> list[str]:
-    """The names of the recipe binaries (and harness) this plan's processes run."""
-    known = [*conf.engine.binaries, *([conf.engine.harness] if conf.engine.harness else [])]
-    return list(dict.fromkeys(name for wl in plan.workloads.values()
-                              for name in workload_binaries(wl, known)))
-
-
 def container_runner(conf: TidemarkConf, client: Any | None, plan: RunPlan, build: Build,
                      binaries: dict[str, str], console: Console) -> tuple[Build, ContainerSpec | None]:
     """The images of this run's binaries (built unless their tags exist) and its container
@@ -212,34 +193,6 @@ def build_engine_with_progress(conf: TidemarkConf, console: Console) -> Build:
     state = "cached, no compile" if build.cached else f"built in {build.build_seconds:.0f} s"
     console.print(f"engine {what}: {state} → {build.binary_path}")
     return build
-
-
-def run_binaries(conf: TidemarkConf, plan: RunPlan, build: Build,
-                 console: Console) -> dict[str, str]:
-    """The recipe's binaries by name, and Tidemark's Google Benchmark harness built against
-    this engine build when the plan runs it (under the recipe's `harness` name)."""
-    binaries = {name: build.binary(name) for name in conf.engine.binaries}
-    harness_name = conf.engine.harness
-    if harness_name and harness_name in plan_binaries(conf, plan):
-        binaries[harness_name] = _harness(conf, build, console)
-    known = list(binaries)
-    for wl in plan.workloads.values():
-        if wl.kind == KIND_GBENCH:
-            first = next(s for s in plan.steps if s.workload == wl.name and s.kind == KIND_GBENCH)
-            check_gbench_binary(binaries[workload_binaries(wl, known)[0]], wl, first, binaries,
-                                build.source_dir)
-    return binaries
-
-
-def _harness(conf: TidemarkConf, build: Build, console: Console) -> str:
-    harness_name = conf.engine.harness
-    if harness_name != HARNESS_BINARY:
-        raise ConfigError(f"engine.harness={harness_name!r}; Tidemark's harness (engine/harness) "
-                          f"is {HARNESS_BINARY}")
-    harness = build_harness(build, conf.build, Path(conf.cache_dir).expanduser())
-    state = "cached, no compile" if harness.cached else "built"
-    console.print(f"harness ({harness.cmake_build_type}): {state} → {harness.binary_path}")
-    return harness.binary_path
 
 
 def planted_for(conf: TidemarkConf, build: Build, pin: tuple[int, ...],

@@ -58,6 +58,14 @@ def parse_fincore_raw(text: str, page_size: int = PAGE_SIZE) -> Residency:
     return Residency(resident, pages, size)
 
 
+def missing_data(paths: Sequence[Path]) -> str:
+    """Why a workload's declared data cannot be prepared ('' when every path exists): a typo
+    would otherwise read as a verified 0 % residency."""
+    missing = [p for p in paths if not p.exists()]
+    return (f"declared data {missing[0]} does not exist (workload.data); fix the path, or the "
+            f"setup line that should write it") if missing else ""
+
+
 def measure_residency(db_dir: Where) -> Residency:
     files = data_files(db_dir)
     if not files:

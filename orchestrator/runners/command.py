@@ -29,18 +29,29 @@ from ..plan.templates import render, words
 from ..record import (HIGHER, LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
                       STATUS_PARSE_ERROR, STATUS_SKIPPED, Metric, ProcessResult)
 from .base import StepOutcome
-from .cache import data_files, prepare_cache, verify_cache
+from .cache import data_files, missing_data, prepare_cache, verify_cache
 from .context import RunContext, render_all, step_identity, template_values
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
 
 
-def check_output_format(wl: WorkloadConf) -> None:
-    """The output format is one the registry has (the plan's checks cannot ask it)."""
+def check_output_format(wl: WorkloadConf, in_container: bool = False) -> None:
+    """What the plan's checks cannot ask the adapters: the output format is one the registry
+    has, a json_map's map parses; and (runner=docker) the command starts with a recipe binary,
+    the only programs a container image holds."""
     fmt = wl.output.format
     if fmt and fmt not in ADAPTERS:
         raise ConfigError(f"workload {wl.name!r}: output.format={fmt!r}; use regex or one of "
                           f"{', '.join(f for f in ADAPTERS if f != 'regex')}")
+    if fmt == "json_map":
+        try:
+            parse_map_config(dict(wl.output.map))
+        except ConfigError as exc:
+            raise ConfigError(f"workload {wl.name!r}: output.map: {exc}") from None
+    if in_container and wl.command and not str(wl.command[0]).startswith("{binary:"):
+        raise ConfigError(f"workload {wl.name!r} starts {wl.command[0]!r}, and runner=docker "
+                          f"runs only the engine recipe's binaries; start it with "
+                          f"{{binary:NAME}} or use runner=host")
 
 
 def timing_metrics(result: ProcessResult) -> list[Metric]:
@@ -111,6 +122,8 @@ class CommandRunner:
         else:
             argv = render_all(list(wl.command), values, where)
         data = [Path(p) for p in render_all(wl.data, values, where)]
+        if step.phase != PHASE_SETUP and missing_data(data):
+            return _failed(ctx, step, missing_data(data))
         conditions = prepare_cache(ctx, step, data) if data and step.phase != PHASE_SETUP else {}
         env = {k: render(v, values, where) for k, v in wl.env.items()}
         stem.with_suffix(".out").unlink(missing_ok=True)
@@ -153,10 +166,17 @@ class CommandRunner:
                                     notes=(*(rows[0].notes if rows else ()), *notes))
             return StepOutcome(((inv, step_identity(ctx, step)),))
         conditions["process"] = {"records": len(rows), "wall_s": round(result.wall_s, 4),
-                                 "counters": {m.name: m.value for m in counters}}
+                                 "counters": {m.name: m.value for m in counters},
+                                 "step_repetition": step.repetition}  # what a resume counts
         per_process = max(row.repetition for row in rows)
         return StepOutcome(tuple(_row_record(ctx, step, row, (status, error), result, conditions,
                                              shared, (per_process, log)) for row in rows))
+
+
+def _failed(ctx: RunContext, step: Step, reason: str) -> StepOutcome:
+    """A step that could not start: its record, with the reason (no process ran)."""
+    inv = invocation_record(ctx, step, STATUS_FAILED, reason, None, [], {}, "")
+    return StepOutcome(((inv, step_identity(ctx, step)),))
 
 
 def _row_record(ctx: RunContext, step: Step, row: ResultRow, judged: tuple[str, str],

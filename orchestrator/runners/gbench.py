@@ -36,7 +36,7 @@ from ..plan.templates import render
 from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
                       STATUS_PARSE_ERROR, STATUS_SKIPPED, Metric, ProcessResult)
 from .base import StepOutcome
-from .cache import prepare_cache, verify_cache
+from .cache import missing_data, prepare_cache, verify_cache
 from .context import RunContext, render_all, step_identity, template_values
 from .gbench_command import gbench_command, list_command
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
@@ -149,6 +149,9 @@ class GbenchRunner:
         argv = gbench_command(Path(gbench_binary(ctx, step)), step,
                               stem.with_suffix(".gbench.json"), render_all(wl.args, values, where))
         data = [Path(p) for p in render_all(wl.data, values, where)]
+        if missing_data(data):
+            inv = invocation_record(ctx, step, STATUS_FAILED, missing_data(data), None, [], {}, "")
+            return StepOutcome(((inv, step_identity(ctx, step)),))
         cache = prepare_cache(ctx, step, data) if data else {}
         env = {k: render(v, values, where) for k, v in wl.env.items()}
         run_ctx = dataclasses.replace(ctx, run_env={**ctx.run_env, **env}) if env else ctx

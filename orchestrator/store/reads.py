@@ -99,20 +99,25 @@ _FACTS = ("run_id", "engine", "engine_version", "build_variant", "build_id",
           "compiler_version", "cmake_flags", "commit")
 
 
-def declared_metrics(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
-    """The metrics the runs' workloads ask verdicts to judge (`workload.metrics` in each run's
+def declared_metrics(con: duckdb.DuckDBPyConnection,
+                     run_ids: Sequence[str]) -> dict[str, list[str]]:
+    """workload → the metrics it asks verdicts to judge (`workload.metrics` in each run's
     stored config: its one workload's, or its suite's workloads')."""
     rows = con.execute(
-        """SELECT json_extract(config, '$.workload.metrics')::VARCHAR,
+        """SELECT json_extract(config, '$.workload')::VARCHAR,
                   json_extract(config, '$.suite.workloads')::VARCHAR
            FROM runs WHERE run_id IN (SELECT unnest(?))""", [list(run_ids)]).fetchall()
-    names: list[str] = []
-    for single, workloads in rows:
-        lists = [json.loads(single)] if single and single != "null" else []
-        if workloads and workloads != "null":
-            lists += [w.get("metrics") or [] for w in json.loads(workloads).values()]
-        names += [name for names_ in lists for name in (names_ or []) if isinstance(name, str)]
-    return list(dict.fromkeys(names))
+    out: dict[str, list[str]] = {}
+    for single, suite in rows:
+        workloads = [json.loads(single)] if single and single != "null" else []
+        if suite and suite != "null":
+            workloads += list(json.loads(suite).values())
+        for wl in workloads:
+            names = [m for m in (wl or {}).get("metrics") or [] if isinstance(m, str)]
+            if names:
+                out[str(wl.get("name"))] = list(dict.fromkeys([*out.get(str(wl.get("name")), []),
+                                                               *names]))
+    return out
 
 
 def run_facts(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:

@@ -45,10 +45,12 @@ def stored_run(con: duckdb.DuckDBPyConnection, run_id: str) -> StoredRun:
 def stored_invocations(con: duckdb.DuckDBPyConnection, run_id: str) -> list[StoredInvocation]:
     rows = con.execute(
         f"SELECT phase, workload, benchmark, repetition, threads, params, cache_state, "
-        f"status = 'ok' AND NOT {rejected_attempt_sql()} FROM invocations WHERE run_id = ?",
-        [run_id]).fetchall()
+        f"status = 'ok' AND NOT {rejected_attempt_sql()}, "
+        f"TRY_CAST(json_extract(conditions, '$.process.step_repetition') AS INTEGER) "
+        f"FROM invocations WHERE run_id = ?", [run_id]).fetchall()
     return [StoredInvocation(p, w, b, int(r or 0), int(t or 1), json.loads(par) if par else {},
-                             c or "", bool(ok)) for p, w, b, r, t, par, c, ok in rows]
+                             c or "", bool(ok), step_rep)
+            for p, w, b, r, t, par, c, ok, step_rep in rows]
 
 
 def sweep_runs(con: duckdb.DuckDBPyConnection, sweep_id: str) -> dict[int, tuple[str, str]]:

@@ -290,7 +290,7 @@ _PHASES = f"""
 # Every metric of the imported runs and of the runs of gbench or command workloads, per series:
 # a tool's own figures (hyperfine's wall time, Google Benchmark's real time and bytes/s, a
 # command's wall time and MB/s) are shown even where there is no ops/s. (A run's config names
-# its workloads' kinds; the db_bench runs of a long history are not read.)
+# its workloads' kinds: the runs of db_bench suites alone, most of a long history, are not read.)
 _IMPORTED_VALUES = """
     SELECT i.run_id, i.series_key, any_value(i.workload) AS workload,
            any_value(i.benchmark) AS benchmark, any_value(i.threads) AS threads,

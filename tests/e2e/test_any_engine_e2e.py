@@ -199,6 +199,10 @@ def test_a_pytest_benchmark_suite_from_the_users_own_config_folder(tmp_path):
     (engine, system), = query(tmp_path, """SELECT DISTINCT r.engine, b.provenance->>'$.build_system'
                                            FROM runs r JOIN builds b USING (build_id)""")
     assert (engine, system) == ("pyproj", "commands")
+    # the user's folder is kept with the run's overrides: --resume and gate --confirm compose it
+    overrides = {o for row in query(tmp_path, "SELECT overrides FROM runs")
+                 for o in json.loads(row[0])}
+    assert f"hydra.searchpath=[file://{conf}]" in overrides
 
 
 def test_the_same_zstd_source_built_with_meson(zstd):

@@ -38,6 +38,12 @@ ZSTD = ["engine=zstd", "workload=zstd_bench"]
      "workload 'snappy_flat' names binary 'snappy_benchmark', which engine 'zstd' does not list"),
     (["workload=micro_get", "workload.series_params=[num]"],
      "series_params leaves out cache_size, which its command uses"),
+    (["engine=snappy", "workload=snappy_flat", "threads=2"],
+     "runs threads=2, and its templates never pass {threads} to the program"),
+    (["engine=zstd", "workload=zstd_bench", "callgrind=true"],
+     "callgrind=true counts db_bench's instructions, and workload 'zstd_bench' is a command"),
+    ([*ZSTD, 'workload.command=["{binary:zstd}","--reads={param:reads}"]'],
+     "{param:reads} has no value; set params.reads"),
     (["engine=zstd", "workload=zstd_bench", "workload.kind=shell"],
      "workload 'zstd_bench': kind='shell'; use one of db_bench, gbench, command"),
 ])
@@ -46,6 +52,27 @@ def test_bad_recipes_and_workloads_are_one_line_before_anything_runs(compose_con
     with pytest.raises(ConfigError) as err:
         make_plan(compose_conf(overrides))
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_regex_metric_that_names_no_group_is_refused(compose_conf):
+    from orchestrator.plan.schema import MetricSpec
+
+    conf = compose_conf(ZSTD)
+    conf.workload.output.metrics["compress_mbs"] = MetricSpec(unit="MB/s", better="higher")
+    with pytest.raises(ConfigError, match="output.metrics.compress_mbs names no group of "
+                                          "output.regex; its groups: compressed_bytes, ratio"):
+        make_plan(conf)
+
+
+def test_runner_docker_refuses_a_command_that_is_not_a_recipe_binary(compose_conf):
+    from orchestrator.run.binaries import checked_plan
+
+    conf = compose_conf(["engine=zstd", "workload=zstd_compress", "runner=docker",
+                         "workload.command=[sh,-c,true]"])
+    with pytest.raises(ConfigError, match="starts 'sh', and runner=docker runs only the engine "
+                                          "recipe's binaries"):
+        checked_plan(conf)
+    checked_plan(compose_conf(["engine=zstd", "workload=zstd_compress", "runner=docker"]))
 
 
 def test_placeholders_are_filled_word_by_word():

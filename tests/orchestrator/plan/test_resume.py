@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.errors import ConfigError
-from orchestrator.plan.kinds import KIND_GBENCH
+from orchestrator.plan.kinds import KIND_COMMAND, KIND_GBENCH
 from orchestrator.plan.runplan import Step
 from orchestrator.plan.resume import (StoredInvocation, check_resumable, check_same_measurement,
                                  config_differences, resume_plan)
@@ -55,6 +55,25 @@ def test_a_google_benchmark_step_is_done_only_when_every_repetition_is_stored():
     assert len(resume_plan([step], rows, 9).steps) == 1
     rows.append(StoredInvocation("measured", "micro_get", "BM_Get/3", 3, 1, dict(PARAMS), "warm", True))
     assert resume_plan([step], rows, 9).steps == ()
+
+
+def test_a_google_benchmark_point_of_two_threads_is_not_done_by_the_one_thread_rows():
+    steps = [Step(i, i, "micro_get", "^Get/", "measured", 1, threads, PARAMS, "k", True, "warm",
+                  kind=KIND_GBENCH, repetitions=2) for i, threads in ((1, 1), (2, 2))]
+    rows = [StoredInvocation("measured", "micro_get", "Get/hit", r, 1, dict(PARAMS), "warm", True)
+            for r in (1, 2)]
+    assert [s.threads for s in resume_plan(steps, rows, 9).steps] == [2]
+
+
+def test_a_command_step_is_done_by_its_process_whatever_its_rows_are_named():
+    """A pytest-benchmark suite run as a command: its rows are named by their tests and
+    numbered on from the step's repetition; each row records the step's repetition."""
+    steps = [Step(r, 1, "py_perf", "py_perf", "measured", r, 1, PARAMS, "k", False, "warm",
+                  kind=KIND_COMMAND) for r in (1, 2, 3)]
+    rows = [StoredInvocation("measured", "py_perf", f"test_{name}", (step - 1) * 5 + rnd, 1,
+                             dict(PARAMS), "warm", True, step)
+            for step in (1, 2) for name in ("sum", "sorted") for rnd in range(1, 6)]
+    assert [s.repetition for s in resume_plan(steps, rows, 40).steps] == [3]
 
 
 @pytest.mark.parametrize("status, source, in_ab, words", [
