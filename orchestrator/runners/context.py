@@ -48,10 +48,17 @@ def step_identity(ctx: RunContext, step: Step) -> dict[str, Any]:
 
 def template_values(ctx: RunContext, step: Step, stem: Path) -> dict[str, Any]:
     """The values of a gbench or command step's placeholders (plan/templates.py)."""
-    values: dict[str, Any] = {"threads": step.threads, "data_dir": ctx.data_dir / step.db_key,
-                              "out": stem.with_suffix(".out"), "source": ctx.build.source_dir,
-                              "repetition": step.repetition}
-    values.update({f"binary:{name}": path for name, path in ctx.binaries.items()})
+    return step_values(step, ctx.data_dir / step.db_key, stem.with_suffix(".out"),
+                       ctx.build.source_dir, ctx.binaries)
+
+
+def step_values(step: Step, data_dir: Any, out: Any, source: str,
+                binaries: dict[str, str]) -> dict[str, Any]:
+    """The placeholders' values of a step, given where its data, result file, source and
+    binaries are (a run's, or a throwaway folder's for a check before the run)."""
+    values: dict[str, Any] = {"threads": step.threads, "data_dir": data_dir, "out": out,
+                              "source": source, "repetition": step.repetition}
+    values.update({f"binary:{name}": path for name, path in binaries.items()})
     for key, value in step.params:
         values[f"param:{key.removeprefix('extra.')}"] = value
     return values

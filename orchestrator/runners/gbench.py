@@ -37,7 +37,7 @@ from ..record import (LOWER, STATUS_CONDITION_NOT_MET, STATUS_FAILED, STATUS_OK,
                       STATUS_PARSE_ERROR, STATUS_SKIPPED, Metric, ProcessResult)
 from .base import StepOutcome
 from .cache import missing_data, prepare_cache, verify_cache
-from .context import RunContext, render_all, step_identity, template_values
+from .context import RunContext, render_all, step_identity, step_values, template_values
 from .gbench_command import gbench_command, list_command
 from .process import Execute, process_conditions, read_counters, run_wrapped_process
 from .records import invocation_record, process_failure
@@ -166,10 +166,7 @@ def check_gbench_binary(binary: str, wl: Any, step: Step, binaries: dict[str, st
     with the workload's arguments: a harness may require its own flags)."""
     where = f"workload {wl.name!r}"
     with tempfile.TemporaryDirectory(prefix="tidemark-list-") as tmp:
-        values = {"threads": step.threads, "data_dir": tmp, "out": f"{tmp}/out",
-                  "source": source_dir, "repetition": 1,
-                  **{f"binary:{name}": path for name, path in binaries.items()},
-                  **{f"param:{k.removeprefix('extra.')}": v for k, v in step.params}}
+        values = step_values(step, tmp, f"{tmp}/out", source_dir, binaries)
         argv = [*list_command(Path(binary), wl.benchmark or "."),
                 *(render(a, values, where) for a in wl.args)]
         try:
