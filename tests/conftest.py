@@ -13,6 +13,21 @@ def read_data(relative: str) -> str:
     return (DATA / relative).read_text()
 
 
+def mutation(path: tuple, value: object):
+    """A change to a parsed JSON document: the value at `path` (keys and list indexes) set, or
+    deleted when `value` is `...`; for the adapters' wrong-shape tests."""
+    def apply(doc):
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if value is ...:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+        return doc
+    return apply
+
+
 @pytest.fixture(scope="session")
 def compose_conf():
     """compose_conf([...overrides]) → the validated TidemarkConf dataclass, as `tidemark run` sees it."""

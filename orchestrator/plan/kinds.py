@@ -32,7 +32,7 @@ def workload_binaries(wl: WorkloadConf, known: list[str]) -> list[str]:
     harness's included): db_bench's; a gbench workload's binary (the recipe's only one when
     it names none); every {binary:NAME} of a command workload's command and setup lines."""
     if wl.kind == KIND_DB_BENCH:
-        return ["db_bench"]
+        return ["db_bench"]  # the recipe binary a db_bench flavour runs
     names = referenced([*wl.command, *wl.setup, *wl.args], "binary", f"workload {wl.name!r}")
     if wl.kind == KIND_GBENCH:
         names = [wl.binary or (known[0] if len(known) == 1 else "")] + names

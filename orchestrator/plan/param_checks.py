@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import ConfigError
-from .kinds import template_params
+from .kinds import KIND_DB_BENCH, template_params
 
 if TYPE_CHECKING:
     from .schema import EngineConf, WorkloadConf
@@ -28,7 +28,7 @@ def check_params(engine: EngineConf, workload: WorkloadConf, params: Mapping[str
                           f"0 or more bytes")
     allowed = engine.compressions
     # db_bench always passes its compression; another kind only when a template uses it
-    passes = workload.kind == "db_bench" or "compression" in template_params(workload)
+    passes = workload.kind == KIND_DB_BENCH or "compression" in template_params(workload)
     if allowed and passes and params.get("compression") not in allowed:
         raise ConfigError(f"{engine.name} cannot use compression={params.get('compression')!r} "
                           f"({where}); set workload.params.compression to one of "

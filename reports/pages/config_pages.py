@@ -13,6 +13,7 @@ from typing import Any
 from markupsafe import Markup
 
 from orchestrator.gate import GateConf
+from orchestrator.plan.kinds import KIND_DB_BENCH
 
 from .format import MISSING, Link, slug
 from .shared import workload_href
@@ -72,9 +73,13 @@ def suite_members(suites: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     return members
 
 
+def _kind(wl: dict) -> str:
+    return wl.get("kind") or KIND_DB_BENCH  # the schema's default
+
+
 def _measured(wl: dict) -> str:
     """What a workload measures: db_bench's benchmark, a Google Benchmark filter, a command."""
-    kind = wl.get("kind") or "db_bench"
+    kind = _kind(wl)
     if kind == "command":
         return f"command: {' '.join(str(w) for w in wl.get('command') or [])}"
     if kind == "gbench":
@@ -84,7 +89,7 @@ def _measured(wl: dict) -> str:
 
 def _setup(wl: dict) -> str:
     setup = [str(s) for s in wl.get("setup") or []]
-    if (wl.get("kind") or "db_bench") == "db_bench":
+    if _kind(wl) == KIND_DB_BENCH:
         return " → ".join(setup) or "none"
     return f"{len(setup)} command{'s' if len(setup) != 1 else ''}" if setup else "none"
 
@@ -92,7 +97,7 @@ def _setup(wl: dict) -> str:
 def _engines(wl: dict) -> str:
     if wl.get("engines"):
         return ", ".join(wl["engines"])
-    return "any with db_bench" if (wl.get("kind") or "db_bench") == "db_bench" else "any"
+    return "any with db_bench" if _kind(wl) == KIND_DB_BENCH else "any"
 
 
 def matrix_page(configs: Configs, measured: set[str]) -> Page:

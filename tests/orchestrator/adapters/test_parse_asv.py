@@ -17,7 +17,7 @@ from orchestrator.errors import EngineOutputError
 from orchestrator.history.asv_results import folder_of, result_files
 from orchestrator.history.importer import ImportMeta, build_import_batch
 from orchestrator.record import LOWER
-from tests.conftest import DATA
+from tests.conftest import DATA, mutation
 
 RESULTS = DATA / "asv_json" / "results"
 SAMPLED = RESULTS / "vm" / "3672976a-existing-py_tmp_asvtry_bin_python.json"
@@ -118,30 +118,17 @@ def test_a_folder_lists_its_result_files():
     assert result_files(SAMPLED) == [SAMPLED]
 
 
-def _set(path, value):
-    def apply(doc):
-        parent = doc
-        for key in path[:-1]:
-            parent = parent[key]
-        if value is ...:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = value
-        return doc
-    return apply
-
-
 JOIN = ("results", "benchmarks.Suite.time_join")
 BAD = [
-    (_set(("version",), 1), r"field 'version' is 1; expected 2 .*asv update"),
-    (_set(("commit_hash",), "HEAD"), r"field 'commit_hash' is 'HEAD'; expected the commit's hex"),
-    (_set(("results",), ...), r"field 'results' is None; expected an object of benchmarks"),
-    (_set(("result_columns",), ["params"]), r"field 'result_columns' is \['params'\]"),
-    (_set(JOIN + (0,), [1e-6]), r"time_join'.*field 'result' is \[1e-06\]; expected a list of 4"),
-    (_set(JOIN + (1,), [["10"], 7]), r"time_join'.*field 'params' is \[\['10'\], 7\]"),
-    (_set(JOIN + (11, 0, 1), -1.0), r"time_join'.*field 'samples\[0\]\[1\]'.*-1.0.*≥ 0"),
-    (_set(JOIN + (11, 0, 1), "fast"), r"field 'samples\[0\]\[1\]' is 'fast'; expected a finite"),
-    (_set(("date",), "yesterday"), r"field 'date' is 'yesterday'; expected milliseconds"),
+    (mutation(("version",), 1), r"field 'version' is 1; expected 2 .*asv update"),
+    (mutation(("commit_hash",), "HEAD"), r"field 'commit_hash' is 'HEAD'; expected the commit's hex"),
+    (mutation(("results",), ...), r"field 'results' is None; expected an object of benchmarks"),
+    (mutation(("result_columns",), ["params"]), r"field 'result_columns' is \['params'\]"),
+    (mutation(JOIN + (0,), [1e-6]), r"time_join'.*field 'result' is \[1e-06\]; expected a list of 4"),
+    (mutation(JOIN + (1,), [["10"], 7]), r"time_join'.*field 'params' is \[\['10'\], 7\]"),
+    (mutation(JOIN + (11, 0, 1), -1.0), r"time_join'.*field 'samples\[0\]\[1\]'.*-1.0.*≥ 0"),
+    (mutation(JOIN + (11, 0, 1), "fast"), r"field 'samples\[0\]\[1\]' is 'fast'; expected a finite"),
+    (mutation(("date",), "yesterday"), r"field 'date' is 'yesterday'; expected milliseconds"),
 ]
 
 

@@ -17,7 +17,7 @@ from orchestrator.adapters.validate import validate_report
 from orchestrator.errors import EngineOutputError
 from orchestrator.history.importer import ImportMeta, build_import_batch
 from orchestrator.record import LOWER
-from tests.conftest import read_data
+from tests.conftest import mutation, read_data
 
 FILES = ("timeit.json", "suite.json", "memory.json", "loops_integer.json")
 SUITE = read_data("pyperf/suite.json")
@@ -118,48 +118,34 @@ def test_an_import_keeps_the_host():
     assert batch.source_meta["context"]["conditions"]["cpu_model_name"] == "AMD EPYC"
 
 
-def _set(path, value):
-    """A mutation of suite.json: the value at `path` (keys and indexes) set, or deleted (...)."""
-    def apply(doc):
-        parent = doc
-        for key in path[:-1]:
-            parent = parent[key]
-        if value is ...:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = value
-        return doc
-    return apply
-
-
 RUN1 = ("benchmarks", 0, "runs", 1)
 BAD = [
-    (_set(("benchmarks",), ...), r"^bench.json: no 'benchmarks' list"),
-    (_set(("version",), 5), r"field 'version' is 5; expected '1.0'"),
-    (_set(("benchmarks",), []), r"field 'benchmarks' is empty"),
-    (_set(("benchmarks", 1, "runs"), ...),
+    (mutation(("benchmarks",), ...), r"^bench.json: no 'benchmarks' list"),
+    (mutation(("version",), 5), r"field 'version' is 5; expected '1.0'"),
+    (mutation(("benchmarks",), []), r"field 'benchmarks' is empty"),
+    (mutation(("benchmarks", 1, "runs"), ...),
      r"benchmarks\[1\] \(join_words_100\): field 'runs' is missing"),
-    (_set(("benchmarks", 0, "runs"), []),
+    (mutation(("benchmarks", 0, "runs"), []),
      r"benchmarks\[0\] \(sort_list_1000\): field 'runs' is \[\]"),
-    (_set(("benchmarks", 0, "metadata", "name"), ...),
+    (mutation(("benchmarks", 0, "metadata", "name"), ...),
      r"benchmarks\[0\]: field 'metadata.name' is None"),
-    (_set(("benchmarks", 1, "metadata", "name"), "sort_list_1000"),
+    (mutation(("benchmarks", 1, "metadata", "name"), "sort_list_1000"),
      r"benchmarks\[1\]: field 'metadata.name' 'sort_list_1000' repeats"),
-    (_set(("metadata", "unit"), "furlong"),
+    (mutation(("metadata", "unit"), "furlong"),
      r"\(sort_list_1000\): runs\[0\]: field 'metadata.unit' is 'furlong'; expected one of"),
-    (_set((*RUN1, "metadata", "unit"), "byte"),
+    (mutation((*RUN1, "metadata", "unit"), "byte"),
      r"\(sort_list_1000\): runs\[1\]: field 'metadata.unit' is 'byte' while"),
-    (_set((*RUN1, "metadata"), [1]), r"\(sort_list_1000\): runs\[1\]: field 'metadata' is \[1\]"),
-    (_set((*RUN1, "values"), 3.5), r"\(sort_list_1000\): runs\[1\]: field 'values' is 3.5"),
-    (_set((*RUN1, "values", 2), "slow"),
+    (mutation((*RUN1, "metadata"), [1]), r"\(sort_list_1000\): runs\[1\]: field 'metadata' is \[1\]"),
+    (mutation((*RUN1, "values"), 3.5), r"\(sort_list_1000\): runs\[1\]: field 'values' is 3.5"),
+    (mutation((*RUN1, "values", 2), "slow"),
      r"\(sort_list_1000\): runs\[1\]: field 'values\[2\]' is 'slow'; expected a number"),
-    (_set((*RUN1, "values", 2), None), r"field 'values\[2\]' is None; expected a number"),
-    (_set((*RUN1, "values", 2), float("nan")),
+    (mutation((*RUN1, "values", 2), None), r"field 'values\[2\]' is None; expected a number"),
+    (mutation((*RUN1, "values", 2), float("nan")),
      r"field 'values\[2\]': wall_s is nan; expected a finite number"),
-    (_set((*RUN1, "values", 2), float("inf")), r"field 'values\[2\]': wall_s is inf"),
-    (_set((*RUN1, "values", 2), -1e-6), r"field 'values\[2\]': wall_s is -1e-06; expected a nu"),
-    (_set((*RUN1, "values", 2), 0), r"field 'values\[2\]' is 0; expected a number > 0"),
-    (lambda doc: _set(("benchmarks", 0, "runs"), doc["benchmarks"][0]["runs"][:1])(doc),
+    (mutation((*RUN1, "values", 2), float("inf")), r"field 'values\[2\]': wall_s is inf"),
+    (mutation((*RUN1, "values", 2), -1e-6), r"field 'values\[2\]': wall_s is -1e-06; expected a nu"),
+    (mutation((*RUN1, "values", 2), 0), r"field 'values\[2\]' is 0; expected a number > 0"),
+    (lambda doc: mutation(("benchmarks", 0, "runs"), doc["benchmarks"][0]["runs"][:1])(doc),
      r"\(sort_list_1000\): no run has 'values' \(only calibration runs\)"),
 ]
 
