@@ -76,6 +76,68 @@
   });
 })();
 
+/* An older run's invocation table (reports/build/run_site.py): its rows are in the file the
+   table's data-rows names, gzipped JSON from run_tables.compact_rows_json: each row its anchor,
+   whether it failed, and its cells as the newest runs' pages show them. Cells are set as text
+   (never HTML); a number links to its own row, so a copied link lands on the invocation, and a
+   link that arrived with an invocation's anchor is scrolled to once its row exists. */
+(function () {
+  "use strict";
+
+  async function jsonOf(response) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    // A server may already have undone the gzip (Content-Encoding): only magic bytes say.
+    const gzipped = bytes.length > 1 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+    const stream = new Blob([bytes]).stream();
+    const text = await new Response(
+      gzipped ? stream.pipeThrough(new DecompressionStream("gzip")) : stream).text();
+    return JSON.parse(text);
+  }
+
+  function row(cells, linked, failed, id) {
+    const tr = document.createElement("tr");
+    tr.id = id;
+    if (failed) tr.className = "tm-failed";
+    cells.forEach(function (text, i) {
+      const td = document.createElement("td");
+      if (linked[i]) {
+        const a = document.createElement("a");
+        a.href = "#" + id;
+        a.textContent = text;
+        td.appendChild(a);
+      } else {
+        td.textContent = text;
+      }
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+
+  async function fill(table) {
+    const note = document.querySelector(".tm-rows-note");  // one invocation table per page
+    try {
+      const response = await fetch(table.dataset.rows);
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      const data = await jsonOf(response);
+      const body = document.createDocumentFragment();
+      data.rows.forEach(function (r) { body.appendChild(row(r.slice(2), data.linked, r[1], r[0])); });
+      table.tBodies[0].replaceChildren(body);
+      if (note) note.textContent = data.rows.length + " invocations, read from " +
+        table.dataset.rows + ".";
+      const target = location.hash && document.getElementById(location.hash.slice(1));
+      if (target) target.scrollIntoView();
+    } catch (error) {
+      if (note) note.textContent = "This run's invocations could not be read from " +
+        table.dataset.rows + " (" + error.message + "): serve the site over HTTP (for example " +
+        "python3 -m http.server in its folder) rather than opening the file.";
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("table.tm-invocations[data-rows]").forEach(fill);
+  });
+})();
+
 /* A point of a chart opens the run it came from: its customdata ends with the run page's href
    (reports/pages/charts.py), so every number on a chart links to the run that produced it. */
 (function () {

@@ -208,13 +208,17 @@ def _invocations(**overrides):
 
 
 def test_invocation_rows_escape_text_format_numbers_and_keep_permalinks():
-    from reports.pages.run_tables import compact_rows, detailed_rows
+    from reports.pages.run_tables import COMPACT_HEADER, compact_rows_json, detailed_rows
 
-    compact = str(compact_rows(_invocations())["r1"])
-    assert compact.startswith('<tr id="inv-0002" class="tm-failed"><td><a href="#inv-0002">2</a>')
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in compact and "<script>" not in compact
-    assert ">–<" in compact and ">3.25<" in compact and ">1,234<" in compact  # NaN ops, µs rules
-    assert "db_bench" not in compact  # no detail line on older runs' pages
+    # An older run's rows, as JSON for the page's script: cells as text, unescaped (the script
+    # sets them as text), numbers as the detailed rows show them, no detail line.
+    compact = json.loads(compact_rows_json(_invocations())["r1"])
+    assert compact["header"] == list(COMPACT_HEADER) and compact["linked"][0] is True
+    (row,) = compact["rows"]
+    assert row[:3] == ["inv-0002", 1, "2"] and row[3] == "<script>alert(1)</script>"
+    cell = dict(zip(COMPACT_HEADER, row[2:]))
+    assert (cell["ops/s"], cell["p50 µs"], cell["p99 µs"]) == ("–", "3.25", "1,234")  # NaN, µs rules
+    assert "db_bench" not in json.dumps(compact)  # no detail line on older runs' pages
     detailed = str(detailed_rows(_invocations(), {"i1": "last <line>"})["r1"])
     assert "&lt;img src=x onerror=alert(1)&gt;" in detailed and "<img" not in detailed
     assert "<td>0-1</td>" in detailed and "a &amp; b" in detailed
@@ -291,7 +295,7 @@ def test_history_compares_first_and_last_column_and_a_single_run_has_no_delta():
 
 def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved():
     from reports.pages.shared import interference_cell
-    from reports.pages.run_tables import HEADER, compact_rows, detailed_rows
+    from reports.pages.run_tables import HEADER, compact_rows_json, detailed_rows
 
     measured = {"cpus": [1], "other_cpu_s": 0.12, "other_pct": 12.5, "steal_pct": 0.0,
                 "involuntary_switches": 40, "load1_before": 1.5, "load1_after": 1.75,
@@ -305,7 +309,7 @@ def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved(
     assert '<td><a href="#inv-0002">12.5</a></td></tr>' in detailed  # the row's last cell
     assert "⚠ other tasks 12.5% of CPUs 1 (0.12 s)" in detailed and "attempt 2, kept" in detailed
     assert "shield own: engine in bench cpuset yes (CPUs 1), 0 other task(s)" in detailed
-    assert '<td><a href="#inv-0002">–</a></td></tr>' in str(compact_rows(_invocations())["r1"])
+    assert json.loads(compact_rows_json(_invocations())["r1"])["rows"][0][-1] == "–"
     assert interference_cell(pd.Series({"interference_median": 3.14, "n_interfered": 2})) == "3.1 ⚠ 2 flagged"
     assert interference_cell(pd.Series({"interference_median": None, "n_interfered": 0})) == "–"
 
