@@ -157,17 +157,18 @@
 })();
 
 /* A trend chart (reports/pages/charts.py, `_trend_data`): per series a min–max band (two traces,
-   filled between) under the median line. The page holds each series' x, medians, mins and
-   maxes once, and per point the positions of its run and anchor in the chart's tables; the
-   traces and each point's hover data are made here, its customdata ending with the run page's
-   href, as the click handler above expects. */
+   filled between) under the median line. The page holds each series' medians, mins and maxes
+   once, and per point the positions of its run and anchor in the chart's tables (a point's x
+   is its run's start, kept once per run); the traces and each point's hover data are made
+   here, its customdata ending with the run page's href, as the click handler above expects. */
 function tidemarkTrend(id, data, layout, config) {
   "use strict";
   const traces = [];
   data.series.forEach(function (s) {
+    const x = s.run.map(function (at) { return data.runs[at][3]; });  // each point its run's start
     // Each band trace its own objects, as plotly was given them before (the x array is shared).
     function band(trace) {
-      return Object.assign({type: "scatter", x: s.x, mode: "lines", line: {width: 0},
+      return Object.assign({type: "scatter", x: x, mode: "lines", line: {width: 0},
                             legendgroup: s.key, showlegend: false, hoverinfo: "skip"}, trace);
     }
     traces.push(band({y: s.high, name: s.name + " max"}));
@@ -177,7 +178,7 @@ function tidemarkTrend(id, data, layout, config) {
       const anchor = data.anchors[s.anchor[i]];
       return [run[0], run[1], s.low[i], s.high[i], anchor ? run[2] + "#" + anchor : run[2]];
     });
-    traces.push({type: "scatter", x: s.x, y: s.median, name: s.name, mode: s.mode,
+    traces.push({type: "scatter", x: x, y: s.median, name: s.name, mode: s.mode,
                  line: {color: s.color}, legendgroup: s.key, customdata: custom,
                  hovertemplate: data.hover, cliponaxis: false});
   });

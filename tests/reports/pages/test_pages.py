@@ -171,8 +171,9 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
 
 
 def test_trend_chart_script_holds_the_figure_as_json():
-    series = [{"label": "a</script>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"] * 2,
-               "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0],
+    series = [{"label": "a</script>", "key": "s",
+               "x": ["2026-01-01T10:00:00+00:00", "2026-01-02T10:00:00+00:00"],
+               "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0000004],
                "run_ids": ["r1", "r<2>"], "versions": ["v1", "v2"], "pages": ["h1", "h2"],
                "anchors": ["inv-0001", ""]}]
     html = charts.trend_chart(series, "trend-0")
@@ -184,12 +185,27 @@ def test_trend_chart_script_holds_the_figure_as_json():
     (line,) = data["series"]
     assert line["median"] == [1.0, None]  # NaN is null: JSON has no NaN
     assert line["name"] == "a&lt;/script&gt;" and line["low"] == [0.5, 0.25]
-    # Each point's run (escaped), version and page, and its anchor, as tidemark.js reads them.
-    assert [data["runs"][at] for at in line["run"]] == [["r1", "v1", "h1"], ["r&lt;2&gt;", "v2", "h2"]]
+    assert line["high"] == [1.5, 2.0]  # six significant digits: a chart's, not a table's
+    # Each point's run (escaped), version, page and x, and its anchor, as tidemark.js reads them.
+    assert [data["runs"][at] for at in line["run"]] == [
+        ["r1", "v1", "h1", "2026-01-01T10:00:00+00:00"],
+        ["r&lt;2&gt;", "v2", "h2", "2026-01-02T10:00:00+00:00"]]
+    assert "x" not in line
     assert [data["anchors"][at] for at in line["anchor"]] == ["inv-0001", ""]
     assert "%{customdata[2]:,.0f}–%{customdata[3]:,.0f}" in data["hover"]
     assert layout["height"] == charts.PLOT_HEIGHT + 20 + 60 + charts.LEGEND_ROW + 10
     assert f'style="height:{layout["height"]}px; width:100%;"' in html
+
+
+@pytest.mark.parametrize("value, shown", [
+    (102367.2470323971, "102367.0"), (3.2512345678, "3.25123"), (0.000123456789, "0.000123457"),
+    (1234567.891, "1234570.0"), (-5.55555555, "-5.55556"), (0.0, "0.0"), (float("nan"), "null"),
+    (float("inf"), "null")])
+def test_chart_values_keep_six_significant_digits_and_are_written_with_them(value, shown):
+    import orjson
+
+    written = orjson.dumps(charts.chart_values([value]), option=orjson.OPT_SERIALIZE_NUMPY)
+    assert written.decode() == f"[{shown}]"
 
 
 def _invocations(**overrides):
