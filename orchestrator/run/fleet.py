@@ -193,7 +193,7 @@ def collect(jobs: list[FleetJob], ingestor: Ingestor, bundles: Path, sweep_id: s
             ended = [j for j in pending if j.ended(states)]
             ended += _strand([j for j in pending if j not in ended])
             folders = [job_folder(bundles, j.num) for j in ended]
-            merged = ingestor.ingest([f for f in folders if f.is_dir()], say)
+            merged = ingestor.ingest([f for f in folders if f.is_dir()], say) if ended else None
             for job in ended:
                 pending.remove(job)
                 run = ingestor.sweep_run(sweep_id, job.num)
@@ -204,7 +204,7 @@ def collect(jobs: list[FleetJob], ingestor: Ingestor, bundles: Path, sweep_id: s
                                          f"bundle: {job.error_line()}")
                 else:
                     job.runs = (run,)
-            for refused in merged.refused:
+            for refused in merged.refused if merged else []:
                 say(f"refused: {refused}")
             if pending:
                 time.sleep(poll_s)
