@@ -226,7 +226,7 @@ def test_a_controller_lost_mid_sweep_says_how_to_recover_and_ingest_does(cluster
 # Faults on the fleet (issue 31): a node lost mid-sweep, a job requeued by Slurm, a node whose
 # clock is hours off. Each compares the history before and after: no invocation lost, none
 # measured twice.
-LONG_POINT = ["engine=leveldb", "workload=readrandom", "counters=false", "repetitions=10",
+LONG_POINT = ["engine=leveldb", "workload=readrandom", "counters=false", "repetitions=6",
               "hydra.launcher.poll_s=0.5"]
 
 
@@ -341,7 +341,7 @@ def test_a_node_lost_mid_sweep_is_named_and_resume_finishes_without_measuring_tw
             env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL)
         bundles = tmp_path / "fleet" / "bundles"
-        half = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-1")))[0], 2,
+        half = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-1")))[0], 1,
                                   submitter)
         _kill_node(folder, "fleet-a")
         out, err = submitter.communicate(timeout=300)
@@ -396,7 +396,7 @@ def test_a_job_requeued_by_slurm_continues_its_bundle_into_one_run(cluster, tmp_
             slurm_job = re.search(r"as Slurm job (\d+)", line).group(1)
             break
     bundles = tmp_path / "fleet" / "bundles"
-    db = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-0")))[0], 2, submitter)
+    db = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-0")))[0], 1, submitter)
     subprocess.run(["scontrol", "requeue", slurm_job], env=env, check=True, capture_output=True)
     # Slurm holds a requeued job back for two minutes (BeginTime); the test does not wait.
     _until(lambda: "PENDING" in subprocess.run(
@@ -413,7 +413,7 @@ def test_a_job_requeued_by_slurm_continues_its_bundle_into_one_run(cluster, tmp_
     assert kept <= {row[0] for row in _invocations(tmp_path)}
     _each_point_measured_once(tmp_path)
     assert query(tmp_path, "SELECT count(*) FROM invocations WHERE phase = 'measured' AND "
-                           "status = 'ok'")[0][0] == 10
+                           "status = 'ok'")[0][0] == 6
     assert [p.name for p in db.parent.parent.iterdir()] == [run_id]  # one bundle, no second
     assert query(tmp_path, "SELECT count(*) FROM bundles")[0][0] == 1
 
