@@ -103,9 +103,11 @@ def job_states(job_ids: list[str]) -> dict[str, tuple[str, str]]:
     return {job_id: states[job_id] for job_id in job_ids if job_id in states}
 
 
-# Node states in which Slurm starts jobs. A node "not responding" (a `*` flag) still counts
-# until Slurm itself calls it down (SlurmdTimeout): a busy node may answer late.
-SERVING = {"idle", "allocated", "mixed", "completing", "planned", "reserved"}
+# Node states in which Slurm will start no job on the node until someone acts: only Slurm's
+# own verdicts. A node "not responding" (a `*` flag) still serves until Slurm calls it down
+# (SlurmdTimeout: a busy node may answer late), and so do nodes powered down or booting
+# (`~`, `#`) or not yet registered (unknown): they will take jobs without anyone's help.
+NOT_SERVING = {"down", "drained", "draining", "drain", "fail", "failing", "inval", "future"}
 
 
 def serving_nodes(sinfo: Callable[[], str] | None = None) -> dict[str, set[str]]:
@@ -115,7 +117,7 @@ def serving_nodes(sinfo: Callable[[], str] | None = None) -> dict[str, set[str]]
     for line in listed.splitlines():
         node, state, features = (line.split("|") + ["", ""])[:3]
         serving[""].add(f"{node} {state}")
-        if state.rstrip("*~#$@+!%^-") in SERVING:
+        if state.rstrip("*~#$@+!%^-") not in NOT_SERVING:
             for feature in features.split(","):
                 serving.setdefault(feature, set()).add(node)
     return serving

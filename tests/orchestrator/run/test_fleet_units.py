@@ -46,6 +46,10 @@ def _job(constraint: str, state: str, node: str = ""):
     (SINFO_A_DOWN, "fleet-a", "PENDING", "", "not run: no node of profile fleet-a is up "
                                               "(fleet-a down*, fleet-b idle)"),
     (SINFO_A_NOT_RESPONDING, "fleet-a", "PENDING", "fleet-a", ""),
+    ("fleet-a|unknown*|fleet-a\n", "fleet-a", "PENDING", "", ""),  # not registered yet
+    ("fleet-a|idle~|fleet-a\n", "fleet-a", "PENDING", "", ""),  # powered down: it boots
+    ("fleet-a|drained|fleet-a\n", "fleet-a", "PENDING", "", "not run: no node of profile "
+                                                            "fleet-a is up (fleet-a drained)"),
     (SINFO_A_DOWN, "fleet-a", "RUNNING", "fleet-a", ""),  # Slurm has not ended it yet
     (SINFO_A_DOWN, "fleet-b", "PENDING", "", ""),
 ])
