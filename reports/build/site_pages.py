@@ -68,10 +68,12 @@ def _write_home(env: jinja2.Environment, docs: Path, fragments: Path, results: R
     page = home_page(results.runs, results.points, results.verdicts)
     render.write_page(env, "index.md.j2", docs / "index.md", page=page)
     if page["cards"]:
-        cards = [{**card, "chart": Markup(charts.spark_chart(card["series"], f"spark-{index}"))}
+        runs = charts.ChartRuns("sparks")  # one table of runs for every small trend
+        cards = [{**card, "chart": Markup(charts.spark_chart(card["series"], f"spark-{index}",
+                                                             runs))}
                  for index, card in enumerate(page["cards"])]
         slots.save(fragments, "index", "sparks",
-                   env.get_template("index_sparks.html.j2").render(cards=cards))
+                   env.get_template("index_sparks.html.j2").render(cards=cards) + runs.script())
 
 
 def _write_runs_index(env: jinja2.Environment, docs: Path, runs: pd.DataFrame) -> None:

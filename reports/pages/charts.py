@@ -144,14 +144,20 @@ def _fragment(traces: list[dict[str, Any]] | dict[str, Any], layout: dict[str, A
 _escaped = functools.lru_cache(maxsize=1 << 16)(html.escape)
 
 
-class _Runs:
+class ChartRuns:
     """The runs a chart's points come from, each once: (run id, engine version, its page's
     href, the point's x: the run's start), escaped; and the anchors on those pages. A point
     names its run and anchor by position, where the figure's customdata held all of them, and
     its min and max again, for every point (5 of a long history's 11 MB workload page); its x
-    is its run's (every series of a workload page repeated the same dates: 11 of 36 MB)."""
+    is its run's (every series of a workload page repeated the same dates: 11 of 36 MB).
 
-    def __init__(self) -> None:
+    A page of many charts over the same runs (the dashboard's small trends, the fleet's) keeps
+    one table for all of them: made with a `name`, its charts refer to it by that name and
+    `script()` defines it once on the page (a 10,000-run table is 1 MB; the fleet page had
+    twelve)."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
         self._runs: dict[tuple[str, str, str, str], int] = {}
         self._anchors: dict[str, int] = {}
 
@@ -164,10 +170,22 @@ class _Runs:
             anchors.append(self._anchors.setdefault(anchor, len(self._anchors)))
         return runs, anchors
 
-    def tables(self) -> dict[str, list[Any]]:
+    def tables(self) -> dict[str, Any]:
+        """What a chart's data holds of its runs: the tables, or the shared table's name."""
+        if self.name:
+            return {"table": self.name}
+        return self._tables()
+
+    def _tables(self) -> dict[str, list[Any]]:
         return {"runs": [[_escaped(run), _escaped(version), page, x]
                          for run, version, page, x in self._runs],
                 "anchors": list(self._anchors)}
+
+    def script(self) -> str:
+        """The shared table, defined for the page's charts (inline: it runs as the page is
+        read, before the charts are drawn on DOMContentLoaded)."""
+        return ('<script type="text/javascript">(window.tidemarkRuns = window.tidemarkRuns || '
+                f'{{}})[{_script_json(self.name)}] = {_script_json(self._tables())};</script>')
 
 
 SIGNIFICANT_DIGITS = 6  # a chart's values: far finer than any run-to-run noise, a third of 17
@@ -187,12 +205,13 @@ def chart_values(values: Any) -> np.ndarray:
                         np.round(array / scale) * scale)
 
 
-def _trend_data(series_list: list[dict[str, Any]]) -> dict[str, Any]:
+def _trend_data(series_list: list[dict[str, Any]], runs: ChartRuns | None = None
+                ) -> dict[str, Any]:
     """What site/assets/tidemark.js (`tidemarkTrend`) draws a trend from: per series, a
     min–max band (two traces, filled between) under the median line, whose points' hover
     (HOVER: run id, engine version, min, max) and click (the run page, anchored) it makes
     from the chart's runs and anchors, and each point's x from its run's."""
-    runs, payload = _Runs(), []
+    runs, payload = runs or ChartRuns(), []
     for index, series in enumerate(series_list):
         color = COLORS[index % len(COLORS)]
         run_at, anchor_at = runs.positions(series)
@@ -212,22 +231,23 @@ def _ops_axis(title: str = "ops/s (median of repetitions)") -> dict[str, Any]:
     return dict(title=dict(text=title), rangemode="tozero", automargin=True)
 
 
-def trend_chart(series_list: list[dict[str, Any]], div_id: str, axis: str = "") -> str:
+def trend_chart(series_list: list[dict[str, Any]], div_id: str, axis: str = "",
+                runs: ChartRuns | None = None) -> str:
     """Median ops/s (or the `axis` metric) per run (x = run date) with a min–max band over
-    repetitions, as a div."""
+    repetitions, as a div (its runs in the page's shared `runs` table when given)."""
     x = [value for series in series_list for value in series["x"]]
     layout = _layout(date_axis(x), _ops_axis(axis) if axis else _ops_axis(),
                      [s["label"] for s in series_list])
-    return _fragment(_trend_data(series_list), layout, div_id, _DRAW_TREND)
+    return _fragment(_trend_data(series_list, runs), layout, div_id, _DRAW_TREND)
 
 
-def spark_chart(series: dict[str, Any], div_id: str) -> str:
+def spark_chart(series: dict[str, Any], div_id: str, runs: ChartRuns | None = None) -> str:
     """A small trend of one series for the dashboard: median ops/s per run with its band."""
     x_axis = date_axis(series["x"], "")
     x_axis.pop("rangeselector", None)  # no room for buttons on a small chart
     layout = _layout(x_axis, _ops_axis("ops/s"))
     layout.update(height=200, margin=dict(l=60, r=10, t=10, b=30))
-    return _fragment(_trend_data([series]), layout, div_id, _DRAW_TREND)
+    return _fragment(_trend_data([series], runs), layout, div_id, _DRAW_TREND)
 
 
 def scaling_chart(curves: list[dict[str, Any]], div_id: str) -> str:

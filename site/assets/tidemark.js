@@ -164,8 +164,10 @@
 function tidemarkTrend(id, data, layout, config) {
   "use strict";
   const traces = [];
+  // The chart's runs and anchors, or the page's table it shares with its other charts.
+  const tables = typeof data.table === "string" ? window.tidemarkRuns[data.table] : data;
   data.series.forEach(function (s) {
-    const x = s.run.map(function (at) { return data.runs[at][3]; });  // each point its run's start
+    const x = s.run.map(function (at) { return tables.runs[at][3]; });  // its run's start
     // Each band trace its own objects, as plotly was given them before (the x array is shared).
     function band(trace) {
       return Object.assign({type: "scatter", x: x, mode: "lines", line: {width: 0},
@@ -174,8 +176,8 @@ function tidemarkTrend(id, data, layout, config) {
     traces.push(band({y: s.high, name: s.name + " max"}));
     traces.push(band({y: s.low, name: s.name + " min", fill: "tonexty", fillcolor: s.fill}));
     const custom = s.run.map(function (at, i) {
-      const run = data.runs[at];
-      const anchor = data.anchors[s.anchor[i]];
+      const run = tables.runs[at];
+      const anchor = tables.anchors[s.anchor[i]];
       return [run[0], run[1], s.low[i], s.high[i], anchor ? run[2] + "#" + anchor : run[2]];
     });
     traces.push({type: "scatter", x: x, y: s.median, name: s.name, mode: s.mode,

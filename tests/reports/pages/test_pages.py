@@ -197,6 +197,26 @@ def test_trend_chart_script_holds_the_figure_as_json():
     assert f'style="height:{layout["height"]}px; width:100%;"' in html
 
 
+def test_charts_of_one_page_share_one_table_of_runs():
+    def series(run: str, x: str) -> dict:
+        return {"label": run, "key": run, "x": [x], "median": [1.0], "low": [1.0], "high": [1.0],
+                "run_ids": [run], "versions": ["v"], "pages": [f"{run}.html"], "anchors": ["inv-0001"]}
+
+    runs = charts.ChartRuns("page")
+    drawn = [charts.spark_chart(series(run, x), f"spark-{i}", runs) for i, (run, x) in
+             enumerate([("r1", "2026-01-01"), ("r2", "2026-01-02"), ("r1", "2026-01-01")])]
+    decoder = json.JSONDecoder()
+    datas = [decoder.raw_decode(html.split(f'tidemarkTrend("spark-{i}", ', 1)[1])[0]
+             for i, html in enumerate(drawn)]
+    assert all(data["table"] == "page" and "runs" not in data for data in datas)
+    assert [data["series"][0]["run"] for data in datas] == [[0], [1], [0]]  # r1 listed once
+    script = runs.script()
+    table = decoder.raw_decode(script.split('["page"] = ', 1)[1])[0]
+    assert table == {"runs": [["r1", "v", "r1.html", "2026-01-01"], ["r2", "v", "r2.html",
+                                                                     "2026-01-02"]],
+                     "anchors": ["inv-0001"]}
+
+
 @pytest.mark.parametrize("value, shown", [
     (102367.2470323971, "102367.0"), (3.2512345678, "3.25123"), (0.000123456789, "0.000123457"),
     (1234567.891, "1234570.0"), (-5.55555555, "-5.55556"), (0.0, "0.0"), (float("nan"), "null"),
