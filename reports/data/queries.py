@@ -328,13 +328,62 @@ def read_phases(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFr
     return con.execute(_PHASES, [run_ids]).df()
 
 
+# Invocations per read of the points. One read pivots every metric of the runs it reads: a
+# 10,000-run history's 60 M metrics in one query held most of its site build's 11 GB peak. A
+# bigger history is read in blocks of consecutive runs of about this many invocations (a
+# 1,000-run history's 600,000 are one read; blocks of it: 480 MB at the peak against 1.2 GB).
+POINTS_BLOCK_INVOCATIONS = 600_000
+
+
 def read_points(con: duckdb.DuckDBPyConnection,
                 run_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per (run, series) of `run_ids` (None: every run), oldest run first: medians,
-    min/max/mean/std of ops/s; equal texts share one object (share_equal_texts)."""
+    min/max/mean/std of ops/s; equal texts share one object (share_equal_texts). Read in
+    blocks of runs (POINTS_BLOCK_INVOCATIONS) joined as one read gives them."""
+    blocks = _point_blocks(con, run_ids)
+    if len(blocks) <= 1:
+        return _read_points(con, run_ids)
+    joined = pd.concat([_read_points(con, block) for block in blocks], ignore_index=True)
+    return as_one_read(share_equal_texts(joined)).copy()  # copy: one block per dtype
+
+
+def _read_points(con: duckdb.DuckDBPyConnection,
+                 run_ids: Sequence[str] | None) -> pd.DataFrame:
     _metrics_wide(con, run_ids)
     query, params = _points_of(run_ids)
     return decode_json(share_equal_texts(con.execute(query, params).df()))
+
+
+def _point_blocks(con: duckdb.DuckDBPyConnection,
+                  run_ids: Sequence[str] | None) -> list[list[str]]:
+    """`run_ids` (None: every run) in RUN_ORDER, cut where a block would pass
+    POINTS_BLOCK_INVOCATIONS invocations (a run is never cut)."""
+    where, params = ("", []) if run_ids is None else \
+        ("WHERE r.run_id IN (SELECT unnest(?::VARCHAR[]))", [list(run_ids)])
+    blocks: list[list[str]] = [[]]
+    size = 0
+    for run_id, invocations in con.execute(
+            f"SELECT r.run_id, coalesce(n.invocations, 0) FROM runs r LEFT JOIN (SELECT "
+            f"run_id, count(*) AS invocations FROM invocations GROUP BY run_id) n USING "
+            f"(run_id) {where} ORDER BY {RUN_ORDER}",
+            params).fetchall():
+        if blocks[-1] and size + invocations > POINTS_BLOCK_INVOCATIONS:
+            blocks.append([])
+            size = 0
+        blocks[-1].append(run_id)
+        size += invocations
+    return [block for block in blocks if block]
+
+
+def as_one_read(points: pd.DataFrame) -> pd.DataFrame:
+    """The column types one read of these rows gives: DuckDB's integers are numpy's where no
+    value is NULL and pandas' nullable ones (Int64) where one is, so a part with a NULL (or
+    the last build's, with a run since removed) must not decide the type of the whole."""
+    for column, dtype in points.dtypes.items():
+        if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu" \
+                and not points[column].isna().any():
+            points[column] = points[column].to_numpy(dtype=dtype.numpy_dtype)
+    return points
 
 
 # Each workload's newest run: the run of its last point in POINTS_ORDER, read without the

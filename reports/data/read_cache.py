@@ -109,7 +109,7 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
               else None)
     if points is None:  # no usable last build: every run's points, as one read gives them
         points = caveat_column(queries.read_points(con), caveats)
-    else:  # as one read gives them (_as_one_read may have changed a column's type)
+    else:  # as one read gives them (as_one_read may have changed a column's type)
         points = frames.blocks_side_by_side(points)
     of_runs = {run: caveats.get(run, "") for run in fingerprints}
     # A name no other content gets: a new version of the code (or DuckDB) must not meet the
@@ -157,23 +157,12 @@ def _with_changed_runs(con: duckdb.DuckDBPyConnection, last: pd.DataFrame, kept:
     parts = [last if old.all() else last.iloc[np.flatnonzero(old)]]
     if changed:
         parts.append(caveat_column(queries.read_points(con, changed), caveats))
-    points = _as_one_read(pd.concat(parts, ignore_index=True) if len(parts) > 1
+    points = queries.as_one_read(pd.concat(parts, ignore_index=True) if len(parts) > 1
                           else parts[0].reset_index(drop=True))
     if points["started_at"].isna().any():
         return None
     order = _run_order(points)
     return points if order is None else points.iloc[order].reset_index(drop=True)
-
-
-def _as_one_read(points: pd.DataFrame) -> pd.DataFrame:
-    """The column types one read of these rows gives: DuckDB's integers are numpy's where no
-    value is NULL and pandas' nullable ones (Int64) where one is, so a part with a NULL (or
-    the last build's, with a run since removed) must not decide the type of the whole."""
-    for column, dtype in points.dtypes.items():
-        if isinstance(dtype, pd.api.extensions.ExtensionDtype) and dtype.kind in "iu" \
-                and not points[column].isna().any():
-            points[column] = points[column].to_numpy(dtype=dtype.numpy_dtype)
-    return points
 
 
 def _run_order(points: pd.DataFrame) -> np.ndarray | None:

@@ -771,3 +771,21 @@ def test_a_damaged_block_stops_the_build_in_one_line_naming_the_db(history: Path
     said = str(raised.value)
     assert f"results database {history} is damaged" in said and "\n" not in said
     assert f"tidemark db restore --db {history}" in said
+
+
+def test_points_read_in_blocks_of_runs_are_the_points_of_one_read(history: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    """A long history's points are read a block of runs at a time (the one query's pivot of
+    every metric was most of a 10,000-run build's memory): joined, they are one read's."""
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        whole = queries.read_points(con)
+        some = queries.read_points(con, [run_id(4), run_id(1)])
+        monkeypatch.setattr(queries, "POINTS_BLOCK_INVOCATIONS", 1)  # a block per run
+        assert len(queries._point_blocks(con, None)) == 6
+        pd.testing.assert_frame_equal(queries.read_points(con), whole)
+        pd.testing.assert_frame_equal(queries.read_points(con, [run_id(4), run_id(1)]), some)
+    finally:
+        con.close()
+    assert list(dict.fromkeys(some["run_id"])) == [run_id(1), run_id(4)]  # oldest run first
