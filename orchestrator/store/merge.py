@@ -97,6 +97,15 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str, bundle: BundleRow) -
                 f"{SOURCE}.{table}{conflict}", params)
 
 
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back after a failed write; a COMMIT that failed (a full disk) has ended the
+    transaction already, and saying so would hide why it failed."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.TransactionException:
+        pass
+
+
 def merge_bundle(con: duckdb.DuckDBPyConnection, source_db: Path, bundle: BundleRow) -> list[str]:
     """Copy the (checked, migrated) bundle database's rows into the history, in one transaction;
     the run ids merged."""
@@ -117,7 +126,7 @@ def merge_bundle(con: duckdb.DuckDBPyConnection, source_db: Path, bundle: Bundle
                          json.dumps(bundle.manifest, sort_keys=True), json.dumps(notes)])
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
     finally:
         con.execute(f"DETACH {SOURCE}")

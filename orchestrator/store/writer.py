@@ -20,11 +20,11 @@ from ..analysis.alerts import NEW, alerts_of
 from ..analysis.confirm import Confirmation
 from ..analysis.identity import SERIES_KEYS
 from ..build.engine import Build
-from ..errors import StoreError
+from ..errors import DiskFull, StoreError
 from ..liveness import is_gone
 from ..record import Invocation
 from .connection import backup, check_database, connect
-from .merge import BundleRow, already_merged, merge_bundle
+from .merge import BundleRow, already_merged, merge_bundle, rollback
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 
@@ -75,8 +75,16 @@ def _session(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a Store method with the file open (opened here unless an outer method has it)."""
     @functools.wraps(method)
     def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
-        with self._open():
-            return method(self, *args, **kwargs)
+        try:
+            with self._open():
+                return method(self, *args, **kwargs)
+        except (duckdb.Error, OSError) as exc:
+            # A full disk fails the commit (its WAL) or the checkpoint at close; the
+            # transaction is rolled back and the file stays as it was: one line, not DuckDB's.
+            full = DiskFull.of(exc, self.path)
+            if full is None:
+                raise
+            raise full from None
     return wrapper
 
 
@@ -91,11 +99,14 @@ class Store:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._pending_series: dict[str, dict[str, Any]] = {}
         self.killed_runs: list[str] = []  # runs found `running` with their process gone
-        with self._open():
-            if check:
-                check_database(self._con, path)  # type: ignore[arg-type]
-            migrate(self.con, path)
-            self._mark_killed_runs()
+        self._prepare(check)
+
+    @_session
+    def _prepare(self, check: bool) -> None:
+        if check:
+            check_database(self.con, self.path)
+        migrate(self.con, self.path)
+        self._mark_killed_runs()
 
     def _mark_killed_runs(self) -> None:
         """A run left `running` by a process that no longer exists on this host was killed."""
@@ -122,8 +133,8 @@ class Store:
             self._flush_series()
             yield
         finally:
-            self._con.close()
-            self._con = None
+            con, self._con = self._con, None  # closed, even when its checkpoint fails
+            con.close()
 
     @contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -328,7 +339,7 @@ class Store:
             write()
             self.con.execute("COMMIT")
         except Exception:
-            self.con.execute("ROLLBACK")
+            rollback(self.con)
             raise
 
     def _insert_invocation(self, inv: Invocation) -> None:
