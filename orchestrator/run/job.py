@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ..build.engine import Build
 from ..errors import ConfigError, DiskFull, Interrupted
-from ..history.bundle import BundleLayout, discard_bundle, new_bundle, seal_bundle
+from ..history.bundle import MANIFEST, BundleLayout, discard_bundle, new_bundle, seal_bundle
 from ..liveness import this_process
 from ..machine import probe as machine
 from ..machine.cgroup import remove_cgroup
@@ -103,8 +103,14 @@ class BundleSeal:
             discard_bundle(self.layout)
             return
         build, facts = self.started
-        seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
-                    tidemark_sha())
+        try:
+            seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
+                        tidemark_sha())
+        except OSError as exc:
+            full = DiskFull.of(exc, self.layout.root / MANIFEST)
+            if full is None:
+                raise
+            raise DiskFull(full.where, _bundle_fix(run_id, self.layout.root)) from None
         console.print(f"bundle {self.layout.root}: sealed; merge it with tidemark ingest "
                       f"{self.layout.root}", markup=False, soft_wrap=True)
 
@@ -169,7 +175,7 @@ def _measure(conf: TidemarkConf, ctx: RunContext, plan: RunPlan, store: Store,
         raise Interrupted(f"{why}; run {ctx.run_id} is marked interrupted and the invocations "
                           f"finished so far are stored in {conf.db}") from None
     except DiskFull as exc:
-        raise _stopped_by_full_disk(exc, ctx.run_id, conf.db) from None
+        raise _stopped_by_full_disk(exc, conf, ctx.run_id) from None
     except BaseException:
         status = "failed"  # Tidemark itself crashed: said as such, never left `running`
         raise
@@ -181,17 +187,24 @@ def _measure(conf: TidemarkConf, ctx: RunContext, plan: RunPlan, store: Store,
             # Left `running`: the next command that opens the DB marks it killed (its process
             # is gone), which --resume takes. Said here only when nothing else stopped the run.
             if ended:
-                raise _stopped_by_full_disk(exc, ctx.run_id, conf.db) from None
+                raise _stopped_by_full_disk(exc, conf, ctx.run_id) from None
         finally:
             if not conf.keep_data:
                 remove_run_data(ctx)
     return status, invocations
 
 
-def _stopped_by_full_disk(exc: DiskFull, run_id: str, db: str) -> DiskFull:
+def _stopped_by_full_disk(exc: DiskFull, conf: TidemarkConf, run_id: str) -> DiskFull:
+    if conf.bundle_dir:  # a bundle's run is not resumed: what it committed is merged
+        return DiskFull(exc.where, _bundle_fix(run_id, Path(conf.results_dir)))
     return DiskFull(exc.where, f"run {run_id} stopped, the invocations it finished are stored "
-                               f"in {db}; free space there, then finish it with 'tidemark run "
-                               f"--resume {run_id} db={db}'")
+                               f"in {conf.db}; free space there, then finish it with 'tidemark "
+                               f"run --resume {run_id} db={conf.db}'")
+
+
+def _bundle_fix(run_id: str, root: Path) -> str:
+    return (f"run {run_id} stopped, the invocations it finished are in its bundle {root}; free "
+            f"space there, then merge them with 'tidemark ingest --unfinished {root}'")
 
 
 def outcome_status(invocations: list[Invocation]) -> str:

@@ -53,10 +53,15 @@ def invocations(db: Path) -> list[tuple]:
         con.close()
 
 
-def _fill_once_measured(proc: subprocess.Popen, db: Path, folder: Path) -> tuple[Path, list[tuple]]:
-    """Wait for the run's first committed measured invocation, and fill the disk while this
-    reader holds the DB: the run cannot commit in between, so what it committed is known."""
+def _fill_once_measured(proc: subprocess.Popen, folder: Path,
+                        db_name: str) -> tuple[Path, list[tuple]]:
+    """Wait for the run's first committed measured invocation (in the DB `db_name` matches
+    under `folder`), and fill the disk while this reader holds the DB: the run cannot commit
+    in between, so what it committed is known."""
     while proc.poll() is None:
+        db = next(folder.glob(db_name), None)
+        if db is None:
+            continue
         try:
             con = duckdb.connect(str(db), read_only=True)
         except duckdb.Error:  # not created yet, or the writer holds it for a commit
@@ -78,7 +83,7 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(t
         proc = subprocess.Popen([*argv, f"db={db}", f"results_dir={results}"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            filler, committed = _fill_once_measured(proc, db, results)
+            filler, committed = _fill_once_measured(proc, results, db.name)
             _, err = proc.communicate(timeout=300)
         finally:
             if proc.poll() is None:
@@ -111,6 +116,37 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(t
         assert status == [("ok",)] and len(measured) == REPETITIONS  # none lost, none twice
         assert set(committed) <= set(invocations(db))
         assert tidemark(tmp_path, "db", "check", "--db", str(db)).returncode == 0
+
+
+def test_a_bundle_whose_disk_fills_mid_run_is_merged_with_what_it_committed(tmp_path):
+    """bundle_dir= on the full disk (a fleet node's local folder): the run stops in one line
+    naming the bundle and how to merge what it committed; it cannot be sealed there, and
+    `tidemark ingest --unfinished` merges its committed invocations once there is space."""
+    with tmpfs(tmp_path / "bundles", "32m") as bundles:
+        proc = subprocess.Popen(run_argv(tmp_path, *RUN, f"bundle_dir={bundles}"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            filler, committed = _fill_once_measured(proc, bundles, "*/run.duckdb")
+            _, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        (root,) = [p for p in bundles.iterdir() if p.is_dir()]
+        lines = err.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, err[-3000:]
+        assert lines[0].startswith(f"tidemark: error: no space left on the disk of {root} ")
+        assert lines[0].endswith(f"then merge them with 'tidemark ingest --unfinished {root}'")
+        assert not (root / "manifest.json").exists()
+        filler.unlink()
+        history = tmp_path / "history" / "tidemark.duckdb"
+        merged = tidemark(tmp_path, "ingest", "--unfinished", str(root), "--db", str(history))
+        assert "1 run(s) added" in merged.stdout
+        assert invocations(history) == committed
+        con = duckdb.connect(str(history), read_only=True)
+        try:
+            assert con.execute("SELECT status FROM runs").fetchall() == [("killed",)]
+        finally:
+            con.close()
 
 
 def resume(tmp: Path, run_id: str, results: Path) -> subprocess.CompletedProcess:
