@@ -53,11 +53,11 @@ def invocations(db: Path) -> list[tuple]:
         con.close()
 
 
-def _fill_once_measured(proc: subprocess.Popen, folder: Path,
-                        db_name: str) -> tuple[Path, list[tuple]]:
+def _fill_once_measured(proc: subprocess.Popen, folder: Path, db_name: str,
+                        disk: Path) -> tuple[Path, list[tuple]]:
     """Wait for the run's first committed measured invocation (in the DB `db_name` matches
-    under `folder`), and fill the disk while this reader holds the DB: the run cannot commit
-    in between, so what it committed is known."""
+    under `folder`), and fill `disk` while this reader holds the DB: the run cannot commit in
+    between, so what it committed is known."""
     while proc.poll() is None:
         db = next(folder.glob(db_name), None)
         if db is None:
@@ -70,20 +70,23 @@ def _fill_once_measured(proc: subprocess.Popen, folder: Path,
             rows = con.execute("SELECT invocation_id, seq, phase, status, started_at FROM "
                                "invocations ORDER BY seq").fetchall()
             if any(phase == "measured" for _, _, phase, _, _ in rows):
-                return fill(folder), rows
+                return fill(disk), rows
         finally:
             con.close()
     raise AssertionError(f"the run ended before it measured: {proc.communicate()}")
 
 
-def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_path):
+@pytest.mark.parametrize("fills", ["results folder", "logs only"])
+def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(tmp_path, fills):
+    """The results folder (DB and logs) fills: the DB's commit fails. Or only the logs' disk
+    fills (db= elsewhere): the engine's output is cut, and would read as a parse error."""
     with tmpfs(tmp_path / "results", "32m") as results:
-        db = results / "tidemark.duckdb"
+        db = results / "tidemark.duckdb" if fills == "results folder" else tmp_path / "tidemark.duckdb"
         argv = [a for a in run_argv(tmp_path, *RUN) if not a.startswith(("db=", "results_dir="))]
         proc = subprocess.Popen([*argv, f"db={db}", f"results_dir={results}"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            filler, committed = _fill_once_measured(proc, results, db.name)
+            filler, committed = _fill_once_measured(proc, db.parent, db.name, results)
             _, err = proc.communicate(timeout=300)
         finally:
             if proc.poll() is None:
@@ -91,20 +94,23 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(t
         lines = err.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1, err[-3000:]
         (run_id,) = {i[0].rsplit("-", 1)[0] for i in committed}
-        assert lines[0].startswith(f"tidemark: error: no space left on the disk of {results} ")
+        assert lines[0].startswith(f"tidemark: error: no space left on the disk of {results}")
         assert f"free space there, then finish it with 'tidemark run --resume {run_id}" in lines[0]
-        # What was committed stays, nothing else was written, and the file is whole.
-        assert invocations(db) == committed
+        # What was committed stays, and the file is whole. The step that ended while the disk
+        # filled may have been committed since (its output was whole): never a cut one.
+        stored = invocations(db)
+        assert stored[:len(committed)] == committed and len(stored) <= len(committed) + 1
+        assert all(status == "ok" for _, _, _, status, _ in stored)
         check = tidemark(tmp_path, "db", "check", "--db", str(db))
         assert check.stdout.startswith(f"{db}: ok")
         # Resumed while the disk is still full: refused in one line, nothing written.
-        full = resume(tmp_path, run_id, results)
+        full = resume(tmp_path, run_id, db, results)
         lines = full.stderr.strip().splitlines()
         assert full.returncode == 2 and len(lines) == 1, full.stderr[-3000:]
-        assert f"no space left on the disk of {results} " in lines[0]
-        assert invocations(db) == committed
+        assert f"no space left on the disk of {results}" in lines[0]
+        assert invocations(db) == stored
         filler.unlink()
-        resumed = resume(tmp_path, run_id, results)
+        resumed = resume(tmp_path, run_id, db, results)
         assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
         con = duckdb.connect(str(db), read_only=True)
         try:
@@ -114,7 +120,7 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(t
         finally:
             con.close()
         assert status == [("ok",)] and len(measured) == REPETITIONS  # none lost, none twice
-        assert set(committed) <= set(invocations(db))
+        assert set(stored) <= set(invocations(db))
         assert tidemark(tmp_path, "db", "check", "--db", str(db)).returncode == 0
 
 
@@ -126,7 +132,7 @@ def test_a_bundle_whose_disk_fills_mid_run_is_merged_with_what_it_committed(tmp_
         proc = subprocess.Popen(run_argv(tmp_path, *RUN, f"bundle_dir={bundles}"),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            filler, committed = _fill_once_measured(proc, bundles, "*/run.duckdb")
+            filler, committed = _fill_once_measured(proc, bundles, "*/run.duckdb", bundles)
             _, err = proc.communicate(timeout=300)
         finally:
             if proc.poll() is None:
@@ -141,7 +147,8 @@ def test_a_bundle_whose_disk_fills_mid_run_is_merged_with_what_it_committed(tmp_
         history = tmp_path / "history" / "tidemark.duckdb"
         merged = tidemark(tmp_path, "ingest", "--unfinished", str(root), "--db", str(history))
         assert "1 run(s) added" in merged.stdout
-        assert invocations(history) == committed
+        merged_rows = invocations(history)
+        assert merged_rows[:len(committed)] == committed and len(merged_rows) <= len(committed) + 1
         con = duckdb.connect(str(history), read_only=True)
         try:
             assert con.execute("SELECT status FROM runs").fetchall() == [("killed",)]
@@ -149,8 +156,8 @@ def test_a_bundle_whose_disk_fills_mid_run_is_merged_with_what_it_committed(tmp_
             con.close()
 
 
-def resume(tmp: Path, run_id: str, results: Path) -> subprocess.CompletedProcess:
-    """`tidemark run --resume RUN` with the run's DB and logs in `results`."""
-    return subprocess.run([TIDEMARK, "run", "--resume", run_id, f"db={results / 'tidemark.duckdb'}",
+def resume(tmp: Path, run_id: str, db: Path, results: Path) -> subprocess.CompletedProcess:
+    """`tidemark run --resume RUN` with the run's DB and its logs in `results`."""
+    return subprocess.run([TIDEMARK, "run", "--resume", run_id, f"db={db}",
                            f"results_dir={results}", f"data_dir={tmp / 'data'}"],
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
