@@ -42,6 +42,14 @@ class DiskFull(StoreError):
         self.where = where
 
     @classmethod
+    def raise_if(cls, exc: BaseException, fallback: Path, fix: str = FIX) -> None:
+        """Raise the DiskFull of `exc` (see `of`) with `fix`, when it says the disk is full;
+        the caller re-raises `exc` otherwise."""
+        full = cls.of(exc, fallback)
+        if full is not None:
+            raise cls(full.where, fix) from None
+
+    @classmethod
     def of(cls, exc: BaseException, fallback: Path) -> "DiskFull | None":
         """The error for `exc` when it says the disk is full (an OSError with ENOSPC, or
         DuckDB's message naming the file it could not write), else None; `fallback` is the

@@ -81,9 +81,7 @@ def _place_logs(root: Path, history_logs: Path, run_ids: list[str]) -> None:
             os.rename(partial, dest)
         except OSError as exc:
             shutil.rmtree(partial, ignore_errors=True)
-            full = DiskFull.of(exc, dest)
-            if full is not None:
-                raise full from None
+            DiskFull.raise_if(exc, dest)
             if not dest.is_dir():  # else another ingest placed them first
                 raise
 
@@ -111,11 +109,9 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
         try:
             verify_files(manifest, copy)
         except OSError as exc:
-            full = DiskFull.of(exc, copy)
-            if full is None:
-                raise
-            raise DiskFull(full.where, "free space there, or set TMPDIR to a folder on another "
-                                       "disk") from None
+            DiskFull.raise_if(exc, copy, "free space there, or set TMPDIR to a folder on another "
+                                         "disk")
+            raise
         _logs_folder(history_logs)  # before the rows that point into it are merged
         try:
             run_ids, added = store.merge_bundle(copy, row)

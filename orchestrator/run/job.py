@@ -107,10 +107,9 @@ class BundleSeal:
             seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
                         tidemark_sha())
         except OSError as exc:
-            full = DiskFull.of(exc, self.layout.root / MANIFEST)
-            if full is None:
-                raise
-            raise DiskFull(full.where, _bundle_fix(run_id, self.layout.root)) from None
+            DiskFull.raise_if(exc, self.layout.root / MANIFEST,
+                              _bundle_fix(run_id, self.layout.root))
+            raise
         console.print(f"bundle {self.layout.root}: sealed; merge it with tidemark ingest "
                       f"{self.layout.root}", markup=False, soft_wrap=True)
 

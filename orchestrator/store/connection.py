@@ -88,9 +88,7 @@ def connect(path: Path, read_only: bool = False, wait_s: float | None = None,
             text = str(exc)
             if is_damage(exc):
                 raise damage_error(path, exc) from None
-            full = DiskFull.of(exc, path)
-            if full is not None:  # a new database, or its WAL replayed, on a full disk
-                raise full from None
+            DiskFull.raise_if(exc, path)  # a new database, or its WAL replayed, on a full disk
             if not _is_lock(exc):
                 raise StoreError(f"cannot open results database {path}: {text.splitlines()[0]}; "
                                  f"check the path and its permissions") from None
@@ -163,10 +161,8 @@ def backup(path: Path, keep: int = BACKUPS_KEPT) -> Path | None:
     except OSError as exc:
         dest.unlink(missing_ok=True)  # a cut copy is no backup
         dest.with_name(dest.name + ".wal").unlink(missing_ok=True)
-        full = DiskFull.of(exc, dest)
-        if full is None:
-            raise
-        raise full from None
+        DiskFull.raise_if(exc, dest)
+        raise
     for old in list_backups(path)[keep:]:
         old.unlink(missing_ok=True)
         old.with_name(old.name + ".wal").unlink(missing_ok=True)

@@ -81,10 +81,8 @@ def _session(method: Callable[..., Any]) -> Callable[..., Any]:
         except (duckdb.Error, OSError) as exc:
             # A full disk fails the commit (its WAL) or the checkpoint at close; the
             # transaction is rolled back and the file stays as it was: one line, not DuckDB's.
-            full = DiskFull.of(exc, self.path)
-            if full is None:
-                raise
-            raise full from None
+            DiskFull.raise_if(exc, self.path)
+            raise
     return wrapper
 
 

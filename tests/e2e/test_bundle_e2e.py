@@ -482,7 +482,8 @@ def history_rows(db: Path) -> dict[str, list[tuple]]:
     found = {t: rows(db, t, {"log_path"}) for t in RUN_TABLES}
     con = duckdb.connect(str(db), read_only=True)
     try:
-        found["bundles"] = con.execute("SELECT bundle_id, run_ids FROM bundles ORDER BY ALL").fetchall()
+        found["bundles"] = con.execute("SELECT bundle_id, run_ids FROM bundles "
+                                       "ORDER BY ALL").fetchall()
         found["log_paths"] = con.execute(
             "SELECT invocation_id, CASE WHEN starts_with(log_path, $logs) THEN "
             "substr(log_path, length($logs) + 1) ELSE log_path END FROM invocations ORDER BY ALL",
@@ -513,9 +514,9 @@ def test_two_ingests_at_once_merge_every_run_once(runs, folder, tmp_path):
     try:
         assert holder.stdout.readline() == "held\n"
         for _ in range(2):
-            procs.append(subprocess.Popen(run_argv(tmp_path, "ingest", str(bundles), "--db",
-                                                   str(history)),
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            argv = run_argv(tmp_path, "ingest", str(bundles), "--db", str(history))
+            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
         # Both are running and blocked on the file before either merges anything.
         firsts = [proc.stdout.readline() for proc in procs]
         assert all(line.startswith(f"waiting for results database {history}") for line in firsts)

@@ -81,7 +81,7 @@ def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(t
     """The results folder (DB and logs) fills: the DB's commit fails. Or only the logs' disk
     fills (db= elsewhere): the engine's output is cut, and would read as a parse error."""
     with tmpfs(tmp_path / "results", "32m") as results:
-        db = results / "tidemark.duckdb" if fills == "results folder" else tmp_path / "tidemark.duckdb"
+        db = (results if fills == "results folder" else tmp_path) / "tidemark.duckdb"
         argv = [a for a in run_argv(tmp_path, *RUN) if not a.startswith(("db=", "results_dir="))]
         proc = subprocess.Popen([*argv, f"db={db}", f"results_dir={results}"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
