@@ -317,14 +317,17 @@ class Store:
             self._flush_series()
 
     def _flush_series(self) -> None:
-        if not self._pending_series:
+        # Taken before the write: when it fails (a full disk), the session's own write fails
+        # with it, so no stored invocation needs these series; the run loop records a series
+        # again with each invocation, and close() must not fail again on them.
+        pending, self._pending_series = self._pending_series, {}
+        if not pending:
             return
         self.con.executemany(
             f"INSERT INTO series ({', '.join(SERIES_KEYS)}, series_key) VALUES "
             f"({', '.join('?' * (len(SERIES_KEYS) + 1))}) ON CONFLICT DO NOTHING",
             [[_json(identity[k]) if k == "params" else identity[k] for k in SERIES_KEYS] + [key]
-             for key, identity in self._pending_series.items()])
-        self._pending_series.clear()
+             for key, identity in pending.items()])
 
     @_session
     def add_invocation(self, inv: Invocation) -> None:

@@ -156,6 +156,27 @@ def test_a_bundle_whose_disk_fills_mid_run_is_merged_with_what_it_committed(tmp_
             con.close()
 
 
+def test_a_full_disk_under_the_store_is_one_error_and_close_does_not_raise_again(tmp_path):
+    """The first invocation of a new series when the disk is full: its buffered series row
+    fails with it, once; closing the store afterwards (as a run does in its `finally`) must
+    not fail again on that row and hide the one line."""
+    from orchestrator.analysis.identity import SERIES_KEYS
+    from orchestrator.errors import DiskFull
+    from orchestrator.store import Store
+
+    with tmpfs(tmp_path / "results", "16m") as results:
+        store = Store(results / "tidemark.duckdb")
+        store.record_series("a-new-series", {**dict.fromkeys(SERIES_KEYS, "x"), "params": {},
+                                             "threads": 1})
+        filler = fill(results)
+        with pytest.raises(DiskFull, match=f"no space left on the disk of {results} "):
+            store.finish_run("no-such-run", "ok", {})
+        store.close()
+        filler.unlink()
+        with store.reading() as con:
+            assert con.execute("SELECT count(*) FROM series").fetchone() == (0,)
+
+
 def resume(tmp: Path, run_id: str, db: Path, results: Path) -> subprocess.CompletedProcess:
     """`tidemark run --resume RUN` with the run's DB and its logs in `results`."""
     return subprocess.run([TIDEMARK, "run", "--resume", run_id, f"db={db}",
