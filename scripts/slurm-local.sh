@@ -16,7 +16,8 @@ set -euo pipefail
 DIR=/tmp/tidemark-slurm
 PORT=16817
 NODES=(fleet-a fleet-b)  # node name = its feature = the machine profile it serves
-PACKAGES=(munge slurmctld slurmd slurm-client)
+# faketime: lets a test give one node's jobs a clock hours off (see write_task_prolog)
+PACKAGES=(munge slurmctld slurmd slurm-client faketime)
 
 usage() { echo "usage: $0 {start|stop|status} [--dir DIR] [--port PORT]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
@@ -78,6 +79,9 @@ MinJobAge=600
 SlurmdTimeout=60
 InactiveLimit=0
 KillWait=10
+# A node's jobs get the variables of DIR/env-NODE when that file exists (none by default): how a
+# test gives one node's jobs a clock hours off (libfaketime) without touching this host's clock.
+TaskProlog=$DIR/task-prolog.sh
 EOF
   for node in "${NODES[@]}"; do
     i=$((i + 1))
@@ -85,6 +89,17 @@ EOF
   done
   # A benchmark job owns its node: the partition never shares one.
   echo "PartitionName=bench Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE" >> "$CONF"
+}
+
+write_task_prolog() {
+  cat > "$DIR/task-prolog.sh" <<'EOF'
+#!/bin/sh
+# Slurm adds each "export NAME=VALUE" this prints to the task's environment.
+env_file="$(dirname "$0")/env-$SLURMD_NODENAME"
+[ -f "$env_file" ] && sed -n 's/^\([A-Z_][A-Z0-9_]*=.*\)$/export \1/p' "$env_file"
+exit 0
+EOF
+  chmod 755 "$DIR/task-prolog.sh"
 }
 
 start_munge() {
@@ -116,6 +131,7 @@ start() {
   mkdir -p "$DIR/state"
   chmod 700 "$DIR"
   write_conf
+  write_task_prolog
   alive "$DIR/munged.pid" || start_munge
   alive "$DIR/slurmctld.pid" || slurmctld -f "$CONF"
   for node in "${NODES[@]}"; do

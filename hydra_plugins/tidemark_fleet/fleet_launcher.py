@@ -99,7 +99,8 @@ class FleetSlurmLauncher(SlurmLauncher):
                              f"path") from None
         planned = [(first + i, list(o), fleet.placement(
             self._job_conf(list(o)), int(self.fleet["build_allowance_min"]),
-            self.fleet["time_limit_min"])) for i, o in enumerate(job_overrides)]
+            self.fleet["time_limit_min"])) for i, o in enumerate(job_overrides)
+            if not _complete(first + i, self.sweep)]
         fleet.check_features({p.constraint for _, _, p in planned})
         ingestor = Ingestor(Path(str(self.config.db)))
         try:
@@ -112,6 +113,9 @@ class FleetSlurmLauncher(SlurmLauncher):
                                         for job in jobs for r in job.runs if r.status != "ok")
         if refused is not None:
             raise refused
+        lost = [job for job in failed if job.lost]
+        if lost:
+            raise fleet.lost_error(lost, jobs, self.sweep, Path(str(self.config.db)))
         if failed:
             raise FleetError(f"{len(failed)} of {len(jobs)} fleet jobs ended without a bundle; "
                              f"first {failed[0].describe()}: {failed[0].error_line()} (its log: "
@@ -134,7 +138,7 @@ class FleetSlurmLauncher(SlurmLauncher):
         return jobs, None
 
     def _submit(self, num: int, overrides: List[str], place: Any, bundles: Path) -> Any:
-        from orchestrator.run.fleet import FleetJob
+        from orchestrator.run import fleet
 
         executor = self._executor()
         extra = dict(self.params.get("additional_parameters") or {})
@@ -142,11 +146,23 @@ class FleetSlurmLauncher(SlurmLauncher):
             slurm_constraint=place.constraint, timeout_min=place.time_limit_min,
             slurm_additional_parameters={**extra, "exclusive": True},
             name=f"tidemark-{self.sweep['id']}-{num}")
-        job = executor.submit(self, [*overrides, f"bundle_dir={bundles}"], "hydra.sweep.dir", num,
+        # Each job's own folder: a requeued or resubmitted attempt finds its earlier one there
+        # (orchestrator/run/attempts.py), and the submitter merges a job's only once it ended.
+        job = executor.submit(self, [*overrides, f"bundle_dir={fleet.job_folder(bundles, num)}"],
+                              "hydra.sweep.dir", num,
                               f"job_id_for_{num}", Singleton.get_state())
         _say(f"submitted job {num} ({' '.join(overrides)}) as Slurm job {job.job_id}: "
              f"constraint {place.constraint}, exclusive, time limit {place.time_limit_min} min")
-        return FleetJob(num, overrides, job, place)
+        return fleet.FleetJob(num, overrides, job, place)
+
+
+def _complete(num: int, sweep: Dict[str, Any]) -> bool:
+    """A job of a resumed sweep whose run is complete: not submitted again (it would take a
+    node only to be skipped there, and wait for ever when that node is down)."""
+    run_id, status = sweep.get("done", {}).get(num, ("", ""))
+    if status == "ok":
+        _say(f"sweep {sweep['id']} job {num}: run {run_id} is complete; skipped")
+    return status == "ok"
 
 
 def _say(text: str) -> None:

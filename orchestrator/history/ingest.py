@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,8 +27,9 @@ from ..liveness import is_gone
 from ..store import Store, open_checked
 from ..store.merge import BundleRow
 from ..store.schema import LATEST_VERSION
-from .bundle import (DB_FILE, BundleLayout, check_versions, find_bundles, read_manifest,
-                     seal_bundle, verify_files)
+from .bundle import (DB_FILE, MANIFEST, BundleLayout, check_versions, find_bundles,
+                     read_manifest, seal_bundle, verify_files)
+from .clock import bundle_skew, skew_text
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Ingested:
     root: Path
     runs: tuple[RunOutcome, ...]
     added: bool  # False: merged before, nothing added
+    clock_skew_s: float | None = None  # its node's clock error, corrected (history/clock.py)
 
 
 @dataclass
@@ -103,7 +106,9 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
                     host=str(manifest.data.get("host", "")),
                     created_at=manifest.data.get("created_at"),
                     schema_version=manifest.schema_version, manifest=manifest.data,
-                    logs_from=manifest.logs_prefix, logs_to=str(history_logs))
+                    logs_from=manifest.logs_prefix, logs_to=str(history_logs),
+                    clock_skew_s=bundle_skew(root / MANIFEST, manifest.data.get("created_at"),
+                                             time.time()))
     with tempfile.TemporaryDirectory(prefix="tidemark-ingest-") as tmp:
         copy = Path(tmp) / DB_FILE  # DuckDB may write into what it opens: never the bundle
         try:
@@ -119,7 +124,8 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
             raise BundleError(f"bundle {root}: {DB_FILE} cannot be read "
                               f"({str(exc).splitlines()[0]}); nothing was written from it") from None
     _place_logs(root, history_logs, run_ids)
-    return Ingested(root, _run_outcomes(store, run_ids), added)
+    skew = row.clock_skew_s if added else None
+    return Ingested(root, _run_outcomes(store, run_ids), added, skew)
 
 
 def seal_unfinished(root: Path) -> list[str]:
@@ -228,5 +234,11 @@ class Ingestor:
 
 def _said(done: Ingested, checking: bool = False) -> str:
     runs = ", ".join(f"{r.run_id} ({r.status}, {r.invocations} invocations)" for r in done.runs)
-    return (f"{'checked' if checking else 'ingested'} {done.root}: run {runs}" if done.added
-            else f"already in the history: {done.root} (run {runs}); nothing added")
+    if not done.added:
+        return f"already in the history: {done.root} (run {runs}); nothing added"
+    said = f"{'checked' if checking else 'ingested'} {done.root}: run {runs}"
+    if done.clock_skew_s is not None:
+        said += (f"\nclock: {done.root.name}'s node clock was {skew_text(done.clock_skew_s)} "
+                 f"(manifest created_at vs its file time); run times corrected by "
+                 f"{-done.clock_skew_s:+.0f} s, the skew stored as runs.clock_skew_s")
+    return said

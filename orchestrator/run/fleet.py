@@ -94,12 +94,38 @@ def _sinfo_features() -> str:
     return _slurm(["sinfo", "-h", "-o", "%f"])
 
 
-def job_states(job_ids: list[str]) -> dict[str, str]:
-    """The state of each job the controller still lists (finished ones stay listed for
+def job_states(job_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """(state, node) of each job the controller still lists (finished ones stay listed for
     MinJobAge); a job it does not list has ended."""
-    listed = _slurm(["squeue", "-h", "--states=all", "-o", "%i|%T"])
-    states = dict(line.split("|", 1) for line in listed.splitlines() if "|" in line)
+    listed = _slurm(["squeue", "-h", "--states=all", "-o", "%i|%T|%N"])
+    states = {fields[0]: (fields[1], fields[2]) for fields in
+              (line.split("|") for line in listed.splitlines()) if len(fields) == 3}
     return {job_id: states[job_id] for job_id in job_ids if job_id in states}
+
+
+# Node states in which Slurm will start no job on the node until someone acts: only Slurm's
+# own verdicts. A node "not responding" (a `*` flag) still serves until Slurm calls it down
+# (SlurmdTimeout: a busy node may answer late), and so do nodes powered down or booting
+# (`~`, `#`) or not yet registered (unknown): they will take jobs without anyone's help.
+NOT_SERVING = {"down", "drained", "draining", "drain", "fail", "failing", "inval", "future"}
+
+
+def serving_nodes(sinfo: Callable[[], str] | None = None) -> dict[str, set[str]]:
+    """{feature: names of the nodes that serve it and are up}, and each node's state under ""."""
+    listed = (sinfo or (lambda: _slurm(["sinfo", "-h", "-N", "-o", "%N|%T|%f"])))()
+    serving: dict[str, set[str]] = {"": set()}
+    for line in listed.splitlines():
+        node, state, features = (line.split("|") + ["", ""])[:3]
+        serving[""].add(f"{node} {state}")
+        if state.rstrip("*~#$@+!%^-") not in NOT_SERVING:
+            for feature in features.split(","):
+                serving.setdefault(feature, set()).add(node)
+    return serving
+
+
+def job_folder(bundles: Path, num: int) -> Path:
+    """Where every attempt of sweep job `num` writes its bundle."""
+    return bundles / f"job-{num}"
 
 
 ERROR_PREFIX = "tidemark: error: "  # how the CLI prints a UserError, on the node too
@@ -115,48 +141,73 @@ class FleetJob:
     placement: Placement
     state: str = "PENDING"
     runs: tuple[RunOutcome, ...] = ()
+    node: str = ""  # where Slurm last ran it
+    lost: str = ""  # why no node will run it, when its nodes went down
 
     def describe(self) -> str:
         return f"job {self.num} ({' '.join(self.overrides)})"
 
-    def ended(self, states: dict[str, str]) -> bool:
+    def ended(self, states: dict[str, tuple[str, str]]) -> bool:
+        state, node = states.get(self.job.job_id, ("", ""))
+        self.node = node or self.node
         if self.job.paths.result_pickle.exists():
-            self.state = states.get(self.job.job_id, "COMPLETED")
+            self.state = state or "COMPLETED"
             return True
-        self.state = states.get(self.job.job_id, "ENDED")
+        self.state = state or "ENDED"
+        if self.state == "NODE_FAIL":
+            self.lost = f"node {self.node or '?'} failed while it ran (Slurm NODE_FAIL)"
         return self.state.split()[0] not in ACTIVE_STATES
+
+    def stranded(self, serving: dict[str, set[str]]) -> bool:
+        """Waiting (never started, or requeued after its node failed) while no node that
+        serves its profile is up: no node will run it until one comes back."""
+        if self.state not in WAITING_STATES or serving.get(self.placement.constraint):
+            return False
+        nodes = ", ".join(sorted(n for n in serving[""] if n.split()[0] == self.node)) or \
+            f"every node of profile {self.placement.constraint} is down"
+        self.lost = (f"its node went down while it ran ({nodes})" if self.node else
+                     f"not run: no node of profile {self.placement.constraint} is up "
+                     f"({', '.join(sorted(serving['']))})")
+        return True
 
     def error_line(self) -> str:
         """Why a job ended without a run: its own one-line error, else its last line."""
+        if self.lost:
+            return f"lost: {self.lost}"
         text = self.job.stderr() or ""
         lines = [line for line in text.splitlines() if line.strip()]
         said = [line.removeprefix(ERROR_PREFIX) for line in lines if line.startswith(ERROR_PREFIX)]
         return (said or lines or [f"no output (Slurm state {self.state})"])[-1]
 
 
+WAITING_STATES = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"}
+
+
 def collect(jobs: list[FleetJob], ingestor: Ingestor, bundles: Path, sweep_id: str,
             say: Callable[[str], None], poll_s: float) -> list[FleetJob]:
-    """Wait for every job, merging the bundles of each as it ends; the jobs that ended
-    without a run in the history."""
+    """Wait for every job, merging the bundle of each as it ends; the jobs that ended
+    without a run in the history (lost ones among them, cancelled: see `_strand`)."""
     pending = list(jobs)
     failed: list[FleetJob] = []
     try:
         while pending:
             states = job_states([j.job.job_id for j in pending])
             ended = [j for j in pending if j.ended(states)]
-            if ended:
-                merged = ingestor.ingest([bundles], say) if bundles.is_dir() else None
-                for job in ended:
-                    pending.remove(job)
-                    run = ingestor.sweep_run(sweep_id, job.num)
-                    if run is None:
-                        failed.append(job)
-                        say(f"{job.describe()} ended ({job.state}) without a bundle: "
-                            f"{job.error_line()}")
-                    else:
-                        job.runs = (run,)
-                for refused in merged.refused if merged else []:
-                    say(f"refused: {refused}")
+            ended += _strand([j for j in pending if j not in ended])
+            folders = [job_folder(bundles, j.num) for j in ended]
+            merged = ingestor.ingest([f for f in folders if f.is_dir()], say) if ended else None
+            for job in ended:
+                pending.remove(job)
+                run = ingestor.sweep_run(sweep_id, job.num)
+                if run is None:
+                    failed.append(job)
+                    say(f"{job.describe()} lost: {job.lost} (Slurm job {job.job.job_id})"
+                        if job.lost else f"{job.describe()} ended ({job.state}) without a "
+                                         f"bundle: {job.error_line()}")
+                else:
+                    job.runs = (run,)
+            for refused in merged.refused if merged else []:
+                say(f"refused: {refused}")
             if pending:
                 time.sleep(poll_s)
     except KeyboardInterrupt:
@@ -164,6 +215,31 @@ def collect(jobs: list[FleetJob], ingestor: Ingestor, bundles: Path, sweep_id: s
     except FleetError as exc:  # the controller went away: the jobs run on without it
         raise FleetError(f"{exc}; {_recover(pending, bundles)}") from None
     return failed
+
+
+def _strand(waiting: list[FleetJob]) -> list[FleetJob]:
+    """The waiting jobs no node is up to run, cancelled: left queued, each would run when a
+    node came back, unwatched, beside the `--resume` that finishes the sweep."""
+    if not any(j.state in WAITING_STATES for j in waiting):
+        return []
+    serving = serving_nodes()
+    stranded = [j for j in waiting if j.stranded(serving)]
+    if stranded:
+        _slurm(["scancel", *(j.job.job_id for j in stranded)])
+    return stranded
+
+
+def lost_error(lost: list[FleetJob], jobs: list[FleetJob], sweep: dict[str, Any],
+               db: Path) -> FleetError:
+    """The sweep's one line when nodes went down: which jobs, and the command that finishes it."""
+    done = [r.run_id for j in jobs for r in j.runs] + [r for r, _ in sweep.get("done", {}).values()]
+    then = (f"once a node of their profile is up, 'tidemark run --resume {done[0]} db={db}' "
+            f"runs only them" if done else "run the sweep again once a node of their profile "
+                                           "is up")
+    return FleetError(f"{len(lost)} of {len(jobs)} fleet jobs lost with their nodes "
+                      f"({'; '.join(f'{j.describe()}: {j.lost}' for j in lost)}); what they "
+                      f"measured stays in their bundles and is continued, not measured again: "
+                      f"{then}")
 
 
 def _recover(pending: list[FleetJob], bundles: Path) -> str:

@@ -13,6 +13,7 @@ from rich.console import Console
 from ..build.engine import Build
 from ..errors import ConfigError, DiskFull, Interrupted
 from ..history.bundle import MANIFEST, BundleLayout, discard_bundle, new_bundle, seal_bundle
+from ..history.ingest import seal_unfinished
 from ..liveness import this_process
 from ..machine import probe as machine
 from ..machine.cgroup import remove_cgroup
@@ -28,6 +29,7 @@ from ..runners.loop import run_steps
 from ..store import Store
 from ..store.resume_reads import StoredRun, stored_invocations, stored_run
 from ..store.schema import LATEST_VERSION
+from .attempts import earlier_attempt, reopen
 from .binaries import checked_plan, run_binaries
 from .jobsetup import (build_engine_with_progress, check_machine,
                        check_machine_controls, check_pin_cpus, connect_runner, container_runner,
@@ -81,7 +83,10 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
     if target.resume:
         raise ConfigError("--resume finishes a run in the history; a run written as a bundle "
                           "(bundle_dir=...) cannot be resumed: run it again")
-    bundle = BundleSeal(new_bundle(Path(conf.bundle_dir).expanduser(), run_id))
+    bundle, run_id, target = _job_bundle(Path(conf.bundle_dir).expanduser(), run_id, target,
+                                         console)
+    if bundle is None:
+        return run_id, []
     conf = dataclasses.replace(conf, results_dir=str(bundle.layout.root),
                                db=str(bundle.layout.db))
     try:
@@ -90,15 +95,40 @@ def run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any],
         bundle.close(run_id, console)
 
 
+def _job_bundle(bundle_dir: Path, run_id: str, target: RunTarget,
+                console: Console) -> tuple[BundleSeal | None, str, RunTarget]:
+    """The bundle a job writes: a new one, or an earlier attempt's of the same sweep job,
+    continued (run/attempts.py); None when that attempt's run is complete already."""
+    earlier = earlier_attempt(bundle_dir, target.sweep) if target.sweep else None
+    if earlier is None:
+        return BundleSeal(new_bundle(bundle_dir, run_id)), run_id, target
+    if earlier.status == "ok":  # it ended just before Slurm requeued it
+        if not earlier.sealed:
+            seal_unfinished(earlier.layout.root)
+        console.print(f"bundle {earlier.layout.root}: run {earlier.run_id} of this job is "
+                      f"complete already (an earlier attempt); nothing run", markup=False)
+        return None, earlier.run_id, target
+    reopen(earlier)
+    console.print(f"bundle {earlier.layout.root}: an earlier attempt of this job left run "
+                  f"{earlier.run_id} {earlier.status}; continuing it", markup=False,
+                  soft_wrap=True)
+    return (BundleSeal(earlier.layout, reopened=True), earlier.run_id,
+            dataclasses.replace(target, resume=earlier.run_id))
+
+
 class BundleSeal:
     """A bundle run's folder: sealed when the run ends however it ends, once it has started
     (its rows are in the bundle's database); removed when it never started."""
 
-    def __init__(self, layout: BundleLayout):
+    def __init__(self, layout: BundleLayout, reopened: bool = False):
         self.layout = layout
+        self.reopened = reopened  # an earlier attempt's: what it holds was measured
         self.started: tuple[Build, dict[str, Any]] | None = None
 
     def close(self, run_id: str, console: Console) -> None:
+        if self.started is None and self.reopened:
+            seal_unfinished(self.layout.root)  # sealed again as the earlier attempt left it
+            return
         if self.started is None:
             discard_bundle(self.layout)
             return

@@ -37,6 +37,7 @@ class BundleRow:
     manifest: dict[str, Any]
     logs_from: str  # the log path prefix the job wrote
     logs_to: str  # the prefix the history keeps them under
+    clock_skew_s: float | None = None  # the node's clock minus ingest's (history/clock.py)
 
 
 def _columns(con: duckdb.DuckDBPyConnection, database: str, table: str) -> list[str]:
@@ -106,6 +107,21 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
         pass
 
 
+def _correct_clock(con: duckdb.DuckDBPyConnection, run_ids: list[str], skew_s: float) -> str:
+    """The merged runs' times moved onto the ingest side's clock, the skew kept with each run
+    (the node's own times are the stored ones plus `clock_skew_s`): trends and `latest` order
+    runs by these times, and a node hours off would otherwise misplace its runs."""
+    shift = int(round(skew_s * 1e6))
+    con.execute("UPDATE runs SET started_at = started_at - to_microseconds($shift), "
+                "finished_at = finished_at - to_microseconds($shift), clock_skew_s = $skew "
+                "WHERE run_id IN (SELECT unnest($runs))",
+                {"shift": shift, "skew": skew_s, "runs": run_ids})
+    con.execute("UPDATE invocations SET started_at = started_at - to_microseconds($shift), "
+                "ended_at = ended_at - to_microseconds($shift) WHERE run_id IN "
+                "(SELECT unnest($runs))", {"shift": shift, "runs": run_ids})
+    return f"clock: the node's clock was {skew_s:+.0f} s off; run times corrected by it"
+
+
 def merge_bundle(con: duckdb.DuckDBPyConnection, source_db: Path, bundle: BundleRow) -> list[str]:
     """Copy the (checked, migrated) bundle database's rows into the history, in one transaction;
     the run ids merged."""
@@ -120,6 +136,8 @@ def merge_bundle(con: duckdb.DuckDBPyConnection, source_db: Path, bundle: Bundle
             for table in _tables(con, _history(con)):
                 if table in theirs:
                     _copy_table(con, table, bundle)
+            if bundle.clock_skew_s is not None:
+                notes.append(_correct_clock(con, run_ids, bundle.clock_skew_s))
             con.execute("INSERT INTO bundles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [bundle.bundle_id, json.dumps(run_ids), bundle.source, bundle.host,
                          bundle.created_at, datetime.now(timezone.utc), bundle.schema_version,

@@ -210,4 +210,9 @@ MIGRATIONS.append((12, [
         state_at TIMESTAMPTZ, note VARCHAR, fixed_by VARCHAR)""",
 ]))
 
+# A fleet node's clock error (orchestrator/history/clock.py): seconds its clock was ahead (+) or
+# behind (-) the ingest side's when its bundle was sealed, NULL when within the tolerance or
+# measured here. A run's stored times are corrected by it; the node's own are these plus it.
+MIGRATIONS.append((13, ["ALTER TABLE runs ADD COLUMN clock_skew_s DOUBLE"]))
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -27,8 +27,8 @@ import jinja2
 from ..data.site_cache import SiteCache, digest, place
 from . import forked, render, slots
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, fill_table_slots,
-                       run_tables, write_run_pages)
+from .run_site import (FOLDER, ROWS_SUFFIX, RunContexts, RunMarkdown, RunPage,
+                       fill_table_slots, rows_file, run_tables, write_run_pages)
 from .site_reads import RunReads, points_of_runs
 from .table_csv import csv_downloads
 
@@ -114,7 +114,8 @@ class _BodyMaker:
         converted.check_shell_ready(page.src)
         body = fill_table_slots(converted.content,
                                 self.markdown.table_slots(self.env, page.run_id), page.src)
-        body = slots.fill_page(body, self.tables.get(page.run_id, {}), page.src)
+        tables, rows = rows_file(self.tables.get(page.run_id, {}))
+        body = slots.fill_page(body, tables, page.src)
         # Its tables' CSV files are made with it (the shell holds no table); the invocations'
         # CSV is the database export's, written for the detailed runs (tools_site.py).
         body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
@@ -124,10 +125,13 @@ class _BodyMaker:
         target = self.cache.file(BODIES, f"{stem}.html")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
-        for csv_name, text in csv_files.items():
-            self.cache.file(BODIES, f"{stem}.{csv_name}").write_text(text, encoding="utf-8")
+        beside = {name: text.encode() for name, text in csv_files.items()}
+        if rows is not None:
+            beside[Path(page.src).stem + ROWS_SUFFIX] = rows
+        for name, content in beside.items():
+            self.cache.file(BODIES, f"{stem}.{name}").write_bytes(content)
         return {"converted": replace(converted, content=""), "body": target.name,
-                "csv": {name: f"{stem}.{name}" for name in csv_files}}
+                "beside": {name: f"{stem}.{name}" for name in beside}}
 
 
 @dataclass(frozen=True)
@@ -243,7 +247,7 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
         written = final.with_suffix(".tmp")  # never a page cut short under a final name
         written.write_text(shell.wrap(page_facts["converted"], body), encoding="utf-8")
         os.replace(written, final)
-    files = {Path(page.src).with_suffix(".html").name: name, **page_facts["csv"]}
+    files = {Path(page.src).with_suffix(".html").name: name, **page_facts["beside"]}
     for target, kept in files.items():
         if not linked_already(target, kept):
             place(cache.file(BODIES, kept), folder / target)
@@ -282,7 +286,7 @@ def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:
         placed.add(site / built_path(page))
         cache.store(BODIES, page.run_id, page.key,
                     {**page_facts, "files": [page_facts["body"], name,
-                                             *page_facts["csv"].values()]})
+                                             *page_facts["beside"].values()]})
         entries += page_facts["converted"].search
     cache.store(SHELLS, SHELLS, shell_key, {"shell": shell})
     _add_to_search_index(site, entries)

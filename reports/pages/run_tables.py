@@ -4,6 +4,7 @@ process. Built column by column with format strings rather than Jinja2: a long h
 Numbers need no escaping; text columns are escaped once per distinct value."""
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any, Callable, Iterable
 
@@ -58,13 +59,20 @@ def _whole(column: pd.Series) -> Texts:
     return Texts.of_values(values, lambda distinct: [str(int(v)) for v in distinct])
 
 
-def _cells(invocations: pd.DataFrame, cpus: Texts | None) -> list[Texts]:
-    """The table's columns, in HEADER order (the CPUs column only when `cpus` is given)."""
+def _plain_column(values: Iterable[Any]) -> list[str]:
+    """Text per value, unescaped: for the browser to set as text (compact_rows_json)."""
+    return [str(value) for value in values]
+
+
+def _cells(invocations: pd.DataFrame, cpus: Texts | None,
+           texts: Callable[[Iterable[Any]], list[str]] = text_column) -> list[Texts]:
+    """The table's columns, in HEADER order (the CPUs column only when `cpus` is given); text
+    columns through `texts` (escaped for HTML by default)."""
     def number(column: pd.Series, digits: int = 0, scale: float = 1.0) -> Texts:
         return Texts.of_values(_floats(column, scale), lambda d: number_column(d, digits))
 
     def text(name: str) -> Texts:
-        return Texts.of_values(invocations[name].to_numpy(dtype=object), text_column)
+        return Texts.of_values(invocations[name].to_numpy(dtype=object), texts)
 
     columns = [
         _whole(invocations["seq"]), text("workload"), text("benchmark"), text("phase"),
@@ -98,10 +106,10 @@ def _row_pieces(invocations: pd.DataFrame, columns: tuple[str, ...], cells: list
     return pieces
 
 
-def _failed(invocations: pd.DataFrame, text: str) -> Texts:
-    """`text` on the rows of invocations that did not end ok, "" on the others."""
+def _failed(invocations: pd.DataFrame, text: str, ok: str = "") -> Texts:
+    """`text` on the rows of invocations that did not end ok, `ok` on the others."""
     failed = (invocations["status"] != "ok").to_numpy(dtype=bool)
-    return Texts(failed.astype(np.intp), np.array(["", text], dtype=object))
+    return Texts(failed.astype(np.intp), np.array([ok, text], dtype=object))
 
 
 def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str],
@@ -109,13 +117,27 @@ def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str],
     return rows_by_group(invocations["run_id"], pieces, around)
 
 
-def compact_rows(invocations: pd.DataFrame, around: tuple[str, str] = ("", "")
-                 ) -> dict[str, str]:
-    """run_id → its escaped <tr> rows without detail (older runs of a long history: every
-    invocation keeps its row and permalink; columns as HEADER without 'CPUs allowed'), with
-    `around`'s texts before and after them (the table they go in)."""
-    return _by_run(invocations, _row_pieces(invocations, COMPACT_HEADER,
-                                            _cells(invocations, cpus=None)), around)
+def compact_rows_json(invocations: pd.DataFrame) -> dict[str, str]:
+    """run_id → its compact invocation table as JSON text, for the browser to make the rows
+    of (site/assets/tidemark.js): `header`, the `linked` columns (a cell that links to its own
+    row), and `rows`, each [its anchor, 1 if it did not end ok, cell texts as the detailed
+    rows show them, unescaped]. An older run's page carries this file instead of its rows:
+    600 rows of HTML were 270 KB of every such page, 3 GB of a 10,000-run site."""
+    cells = [Texts(column.codes, np.array([json.dumps(text, ensure_ascii=False)
+                                           for text in column.texts], dtype=object))
+             for column in _cells(invocations, None, _plain_column)]
+    seq = invocations["seq"].to_numpy()
+    pieces: list[Texts | str] = [
+        Texts.of_values(seq, lambda distinct: [f'["{anchor(s)}",' for s in distinct]),
+        _failed(invocations, "1", ok="0")]
+    for cell in cells:
+        pieces += [",", cell]
+    pieces.append("],")
+    head = json.dumps({"header": list(COMPACT_HEADER),
+                       "linked": [name in _LINKED for name in COMPACT_HEADER]})
+    around = (head[:-1] + ', "rows": [', "]}")
+    return {run: text[:-len("],]}")] + "]]}"
+            for run, text in _by_run(invocations, pieces, around).items()}
 
 
 def conditions_text(conditions: dict[str, Any]) -> str:

@@ -76,6 +76,68 @@
   });
 })();
 
+/* An older run's invocation table (reports/build/run_site.py): its rows are in the file the
+   table's data-rows names, gzipped JSON from run_tables.compact_rows_json: each row its anchor,
+   whether it failed, and its cells as the newest runs' pages show them. Cells are set as text
+   (never HTML); a number links to its own row, so a copied link lands on the invocation, and a
+   link that arrived with an invocation's anchor is scrolled to once its row exists. */
+(function () {
+  "use strict";
+
+  async function jsonOf(response) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    // A server may already have undone the gzip (Content-Encoding): only magic bytes say.
+    const gzipped = bytes.length > 1 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+    const stream = new Blob([bytes]).stream();
+    const text = await new Response(
+      gzipped ? stream.pipeThrough(new DecompressionStream("gzip")) : stream).text();
+    return JSON.parse(text);
+  }
+
+  function row(cells, linked, failed, id) {
+    const tr = document.createElement("tr");
+    tr.id = id;
+    if (failed) tr.className = "tm-failed";
+    cells.forEach(function (text, i) {
+      const td = document.createElement("td");
+      if (linked[i]) {
+        const a = document.createElement("a");
+        a.href = "#" + id;
+        a.textContent = text;
+        td.appendChild(a);
+      } else {
+        td.textContent = text;
+      }
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+
+  async function fill(table) {
+    const note = document.querySelector(".tm-rows-note");  // one invocation table per page
+    try {
+      const response = await fetch(table.dataset.rows);
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      const data = await jsonOf(response);
+      const body = document.createDocumentFragment();
+      data.rows.forEach(function (r) { body.appendChild(row(r.slice(2), data.linked, r[1], r[0])); });
+      table.tBodies[0].replaceChildren(body);
+      if (note) note.textContent = data.rows.length + " invocations, read from " +
+        table.dataset.rows + ".";
+      const target = location.hash && document.getElementById(location.hash.slice(1));
+      if (target) target.scrollIntoView();
+    } catch (error) {
+      if (note) note.textContent = "This run's invocations could not be read from " +
+        table.dataset.rows + " (" + error.message + "): serve the site over HTTP (for example " +
+        "python3 -m http.server in its folder) rather than opening the file.";
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("table.tm-invocations[data-rows]").forEach(fill);
+  });
+})();
+
 /* A point of a chart opens the run it came from: its customdata ends with the run page's href
    (reports/pages/charts.py), so every number on a chart links to the run that produced it. */
 (function () {
@@ -95,17 +157,18 @@
 })();
 
 /* A trend chart (reports/pages/charts.py, `_trend_data`): per series a min–max band (two traces,
-   filled between) under the median line. The page holds each series' x, medians, mins and
-   maxes once, and per point the positions of its run and anchor in the chart's tables; the
-   traces and each point's hover data are made here, its customdata ending with the run page's
-   href, as the click handler above expects. */
+   filled between) under the median line. The page holds each series' medians, mins and maxes
+   once, and per point the positions of its run and anchor in the chart's tables (a point's x
+   is its run's start, kept once per run); the traces and each point's hover data are made
+   here, its customdata ending with the run page's href, as the click handler above expects. */
 function tidemarkTrend(id, data, layout, config) {
   "use strict";
   const traces = [];
   data.series.forEach(function (s) {
+    const x = s.run.map(function (at) { return data.runs[at][3]; });  // each point its run's start
     // Each band trace its own objects, as plotly was given them before (the x array is shared).
     function band(trace) {
-      return Object.assign({type: "scatter", x: s.x, mode: "lines", line: {width: 0},
+      return Object.assign({type: "scatter", x: x, mode: "lines", line: {width: 0},
                             legendgroup: s.key, showlegend: false, hoverinfo: "skip"}, trace);
     }
     traces.push(band({y: s.high, name: s.name + " max"}));
@@ -115,7 +178,7 @@ function tidemarkTrend(id, data, layout, config) {
       const anchor = data.anchors[s.anchor[i]];
       return [run[0], run[1], s.low[i], s.high[i], anchor ? run[2] + "#" + anchor : run[2]];
     });
-    traces.push({type: "scatter", x: s.x, y: s.median, name: s.name, mode: s.mode,
+    traces.push({type: "scatter", x: x, y: s.median, name: s.name, mode: s.mode,
                  line: {color: s.color}, legendgroup: s.key, customdata: custom,
                  hovertemplate: data.hover, cliponaxis: false});
   });

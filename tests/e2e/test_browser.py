@@ -1,14 +1,17 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright, served over HTTP.
 
 The DB holds two real LevelDB runs (a threads sweep, so the scaling page has a curve), a cold
-and a warm run (the cache-states page), an imported db_bench log and one hostile run written
-through the store whose names are HTML. For every page type: no console errors, plots render
-with data, local links resolve, and the hostile names stay text; the headline pages fit 1,400
-px without a sideways scrollbar, and the imported run has a page with its numbers.
+and a warm run (the cache-states page), an imported db_bench log and two hostile runs written
+through the store whose names are HTML, the newest and the oldest. Only the newest two runs'
+pages are detailed; the others are compact, their rows read by the page's script. For every
+page type: no console errors, plots render with data, local links resolve, and the hostile
+names stay text; the headline pages fit 1,400 px without a sideways scrollbar, the imported
+run has a page with its numbers, and an older run's page shows every invocation.
 """
 from __future__ import annotations
 
 import functools
+from datetime import datetime, timezone
 import hashlib
 import http.server
 import re
@@ -18,10 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
+import duckdb
 import pytest
 
 from orchestrator.record import Invocation, Metric
 from reports.pages.format import slug
+from reports.build import run_site
 from reports.build.site import build_site
 from tests.e2e.fixtures import add_stored_run, tidemark
 
@@ -34,6 +39,9 @@ CACHE_DIR = Path.home() / ".cache" / "tidemark"
 SCRIPT = "<script>window.__xss=1;alert(1)</script>"
 IMG = "<img src=x onerror=\"window.__xss=1;alert(1)\">"
 HOSTILE_RUN = "29991231T235959-xss001"
+# The oldest run: its page is a compact one, its rows read by the page's script.
+OLD_HOSTILE_RUN = "19991231T235959-xss000"
+DETAILED_RUN_PAGES = 2  # the newest two runs' pages in detail, the others compact
 SWEEP = "suite.items=[{workload: readrandom, threads: [1, 2], params: {num: 5000}}]"
 DATA = Path(__file__).resolve().parents[1] / "data"
 IMPORTED = DATA / "leveldb" / "readrandom_t2.stdout"
@@ -52,18 +60,18 @@ PAGE_TYPES = ("index.html", "summary.html", "latest.html", "history.html", "gate
               "statistics/targets.html", "statistics/confirmations.html", "statistics/bisects.html",
               "statistics/alerts.html", "commits.html",
               f"workloads/{slug(SCRIPT)}.html", f"runs/{HOSTILE_RUN}.html",
-              f"runs/{IMPORT_RUN}.html")
+              f"runs/{OLD_HOSTILE_RUN}.html", f"runs/{IMPORT_RUN}.html")
 
 
-def add_hostile_run(db: Path) -> None:
+def add_hostile_run(db: Path, run_id: str = HOSTILE_RUN, **run: object) -> None:
     """A run whose workload, benchmark, label, error and notes are HTML that would run script."""
     add_stored_run(db, {
-        "run_id": HOSTILE_RUN, "label": SCRIPT, "config": {"workload": {"name": SCRIPT}},
+        **run, "run_id": run_id, "label": SCRIPT, "config": {"workload": {"name": SCRIPT}},
         "overrides": [f"workload={IMG}"], "machine_state": {}, "verified": False,
         "notes": [f"unverified: {IMG}"]}, [Invocation(
-            run_id=HOSTILE_RUN, seq=1, workload=SCRIPT, benchmark=IMG, phase="measured",
+            run_id=run_id, seq=1, workload=SCRIPT, benchmark=IMG, phase="measured",
             repetition=1, threads=1, params={"num": 5000, "value_size": IMG}, cache_state="warm",
-            series_key="hostile", status="ok", error="", exit_code=0, wall_s=0.1, user_s=0.1,
+            series_key=f"hostile-{run_id}", status="ok", error="", exit_code=0, wall_s=0.1, user_s=0.1,
             sys_s=0.0, max_rss_kb=1024, started_at=None, ended_at=None,
             command=("db_bench", f"--benchmarks={SCRIPT}"), log_path="",
             metrics=(Metric("ops_per_sec", 1000.0, "ops/s", "higher"),
@@ -76,7 +84,7 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
     for _ in range(2):
         tidemark(tmp, "run", "engine=leveldb", "suite=tiny", SWEEP, "repetitions=2",
@@ -87,7 +95,17 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
              "--machine", "lab-box", "--engine-version", "1.23", "--date", "2024-06-02",
              "--db", str(tmp / "tidemark.duckdb"))
     add_hostile_run(tmp / "tidemark.duckdb")
-    yield from served(build_site(tmp / "tidemark.duckdb", tmp / "out").parent)
+    add_hostile_run(tmp / "tidemark.duckdb", OLD_HOSTILE_RUN,
+                    started_at=datetime(1999, 12, 31, tzinfo=timezone.utc))
+    return tmp / "tidemark.duckdb"
+
+
+@pytest.fixture(scope="module")
+def base_url(history: Path) -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:  # a few runs, pages of both kinds
+        patch.setattr(run_site, "DETAILED_RUN_PAGES", DETAILED_RUN_PAGES)
+        site = build_site(history, history.parent / "out").parent
+    yield from served(site)
 
 
 def served(site: Path) -> Iterator[str]:
@@ -252,8 +270,11 @@ def test_search_finds_a_workload(browser, base_url: str) -> None:
 
 
 def test_hostile_names_show_as_text(browser, base_url: str) -> None:
-    for path in (f"runs/{HOSTILE_RUN}.html", f"workloads/{slug(SCRIPT)}.html", "index.html"):
+    for path in (f"runs/{HOSTILE_RUN}.html", f"runs/{OLD_HOSTILE_RUN}.html",
+                 f"workloads/{slug(SCRIPT)}.html", "index.html"):
         page, _, dialogs = visit(browser, base_url + path)
+        if path.startswith("runs/"):  # an older run's rows come from its rows file
+            page.wait_for_selector("table.tm-invocations tbody tr", timeout=15000)
         body = page.inner_text("body")
         assert SCRIPT in body, path
         assert dialogs == [] and page.evaluate("window.__xss === undefined")
@@ -299,5 +320,46 @@ def test_history_delta_between_two_chosen_columns(browser, base_url: str) -> Non
     row = after["rows"][index]
     assert row[-1]["text"] == f"{(_number(row[a]) / _number(row[b]) - 1) * 100:+.1f}%"
     assert row[-1]["href"] == row[a]["href"]  # the new Δ% links to the run of the "to" column
+    assert errors == []
+    page.close()
+
+
+def test_an_older_run_page_shows_every_invocation_from_its_rows_file(browser, base_url: str,
+                                                                     history: Path) -> None:
+    """A compact page (not among the newest runs) carries no rows: its script reads them from
+    the gzipped file beside it. Every invocation of the run gets its row with the page's
+    columns, a number links to its own row, and a link with an invocation's anchor lands on
+    that row once it exists."""
+    con = duckdb.connect(str(history), read_only=True)
+    try:  # the oldest run measured here: a compact page
+        (run_id,), = con.execute("SELECT run_id FROM runs WHERE source = 'run' AND run_id NOT "
+                                 "LIKE '%xss%' ORDER BY started_at LIMIT 1").fetchall()
+        seqs = [seq for (seq,) in con.execute(
+            "SELECT seq FROM invocations WHERE run_id = ? ORDER BY seq", [run_id]).fetchall()]
+        ops = con.execute("SELECT m.value FROM metrics m JOIN invocations i USING "
+                          "(invocation_id) WHERE i.run_id = ? AND m.name = 'ops_per_sec' "
+                          "ORDER BY i.seq LIMIT 1", [run_id]).fetchone()[0]
+    finally:
+        con.close()
+    last = f"inv-{seqs[-1]:04d}"
+    page = browser.new_page(viewport={"width": 1400, "height": 300})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base_url}runs/{run_id}.html#{last}", wait_until="load")
+    page.wait_for_selector(f"table.tm-invocations tbody tr#{last}", timeout=15000)
+    rows = page.evaluate("""Array.from(document.querySelectorAll('table.tm-invocations tbody tr'))
+        .map(tr => ({id: tr.id, cells: Array.from(tr.cells).map(td => td.textContent),
+                     links: Array.from(tr.querySelectorAll('a')).map(a => a.getAttribute('href'))
+        }))""")
+    header = page.evaluate("Array.from(document.querySelectorAll('table.tm-invocations th'))"
+                           ".map(th => th.textContent)")
+    assert [row["id"] for row in rows] == [f"inv-{seq:04d}" for seq in seqs]
+    assert all(len(row["cells"]) == len(header) and set(row["links"]) == {f"#{row['id']}"}
+               for row in rows), rows[:2]
+    assert rows[0]["cells"][header.index("ops/s")] == f"{ops:,.0f}"
+    top = page.evaluate(f"document.getElementById('{last}').getBoundingClientRect().top")
+    assert page.evaluate("window.scrollY") > 0 and -2 < top < 300, top  # scrolled to it
+    assert f"{len(seqs)} invocations, read from {run_id}.invocations.json.gz" in \
+        page.inner_text(".tm-rows-note")
     assert errors == []
     page.close()

@@ -457,6 +457,8 @@ def _clone(bundle: Path, folder: Path, n: int) -> Path:
     _reseal(root)
     manifest = json.loads((root / "manifest.json").read_text())
     (root / "manifest.json").write_text(json.dumps({**manifest, "run_ids": [new]}))
+    # Its file time is its created_at's, as when sealed: else ingest reads a clock skew.
+    shutil.copystat(bundle / "manifest.json", root / "manifest.json")
     return root
 
 

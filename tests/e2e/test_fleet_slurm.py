@@ -4,6 +4,7 @@ the real LevelDB: every job runs on a node of its profile, jobs on one node neve
 every job is in the history exactly once, and a submitter killed mid-sweep loses nothing."""
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -220,3 +221,233 @@ def test_a_controller_lost_mid_sweep_says_how_to_recover_and_ingest_does(cluster
     _wait_for_slurm_jobs(env)
     recovered = tidemark(tmp_path, "ingest", str(bundles), "--db", str(tmp_path / "tidemark.duckdb"))
     assert "1 run(s) added" in recovered.stdout, recovered.stdout
+
+
+# Faults on the fleet (issue 31): a node lost mid-sweep, a job requeued by Slurm, a node whose
+# clock is hours off. Each compares the history before and after: no invocation lost, none
+# measured twice.
+LONG_POINT = ["engine=leveldb", "workload=readrandom", "counters=false", "repetitions=6",
+              "hydra.launcher.poll_s=0.5"]
+
+
+def _bundle_query(db: Path, sql: str) -> list[tuple] | None:
+    """Rows of a bundle's database while its job writes it (None while the writer holds it)."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        return con.execute(sql).fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _wait_for_measured(job_folder: Path, measured: int, submitter: subprocess.Popen) -> Path:
+    """The bundle database of a job once it has committed `measured` measured invocations."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and submitter.poll() is None:
+        for db in job_folder.glob("*/run.duckdb"):
+            rows = _bundle_query(db, "SELECT count(*) FROM invocations WHERE phase = 'measured'")
+            if rows and rows[0][0] >= measured:
+                return db
+        time.sleep(0.05)
+    raise AssertionError(f"no bundle in {job_folder} reached {measured} measured invocations")
+
+
+def _invocations(tmp: Path) -> set[tuple]:
+    return set(query(tmp, "SELECT invocation_id, run_id, seq, status FROM invocations"))
+
+
+def _each_point_measured_once(tmp: Path) -> None:
+    """No measured repetition twice: a resumed run ran only what had no ok record (its
+    setup and warm-up run again before the repetitions left, as any resume's do)."""
+    doubled = query(tmp, "SELECT run_id, params, repetition, count(*) FROM invocations "
+                         "WHERE status = 'ok' AND phase = 'measured' GROUP BY ALL "
+                         "HAVING count(*) > 1")
+    assert not doubled, doubled
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, grew = set(roots), True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def _kill_node(folder: Path, node: str) -> None:
+    """The node dies: its slurmd (by the cluster's pid file), then its slurmstepd (those writing
+    this cluster's log of that node, so no other cluster's) and every process under them."""
+    os.kill(int((folder / f"slurmd-{node}.pid").read_text()), signal.SIGKILL)
+    log = str(folder / f"slurmd-{node}.log")
+    stepds = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if not (fd_dir.parent / "cmdline").read_bytes().startswith(b"slurmstepd"):
+                continue
+            if any(os.readlink(fd) == log for fd in fd_dir.iterdir()):
+                stepds.add(int(fd_dir.parent.name))
+        except OSError:
+            continue
+    assert stepds, f"no slurmstepd of {node} in {folder}"
+    for pid in _descendants(stepds):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _set_slurmd_timeout(env: dict[str, str], seconds: int) -> None:
+    conf = Path(env["SLURM_CONF"])
+    text = re.sub(r"(?m)^SlurmdTimeout=\d+$", f"SlurmdTimeout={seconds}", conf.read_text())
+    conf.write_text(text)
+    subprocess.run(["scontrol", "reconfigure"], env=env, check=True, capture_output=True)
+
+
+def _restart_cluster(folder: Path) -> None:
+    """Start what is not running (a killed slurmd) with the script's own slurm.conf again."""
+    port = next(line.split("=")[1] for line in (folder / "slurm.conf").read_text().splitlines()
+                if line.startswith("SlurmctldPort="))
+    subprocess.run(["bash", str(SCRIPT), "start", "--dir", str(folder), "--port", port],
+                   check=True, capture_output=True, timeout=300)
+    subprocess.run(["scontrol", "reconfigure"], check=True, capture_output=True,
+                   env={**os.environ, "SLURM_CONF": str(folder / "slurm.conf")})
+
+
+def test_a_node_lost_mid_sweep_is_named_and_resume_finishes_without_measuring_twice(cluster,
+                                                                                   tmp_path):
+    """fleet-a's slurmd and its job die while job 1 measures: the sweep names job 1, lost with
+    its node, and ingests fleet-a's job before it and fleet-b's; once the node is back,
+    --resume submits only job 1, which continues its own bundle."""
+    env, features = cluster
+    folder = Path(env["SLURM_CONF"]).parent
+    _set_slurmd_timeout(env, 10)  # Slurm calls the node down in ~25 s, not ~3 min
+    try:
+        submitter = subprocess.Popen(
+            run_argv(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a,fleet-b",
+                     "workload.params.num=1000,200000", *LONG_POINT),
+            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL)
+        bundles = tmp_path / "fleet" / "bundles"
+        half = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-1")))[0], 1,
+                                  submitter)
+        _kill_node(folder, "fleet-a")
+        out, err = submitter.communicate(timeout=300)
+    finally:
+        _restart_cluster(folder)
+    kept = {row[0] for row in _bundle_query(half, "SELECT invocation_id FROM invocations")}
+    lines = err.strip().splitlines()
+    assert submitter.returncode == 2 and len(lines) == 1, out + err
+    lost = r"job 1 \(machine=fleet-a workload\.params\.num=200000 [^)]*\)"
+    assert re.search(f"1 of 4 fleet jobs lost with their nodes \\({lost}: its node went down "
+                     f"while it ran \\(fleet-a down", lines[0]), lines[0]
+    assert re.search(f"{lost} lost: its node went down while it ran \\(fleet-a down", out), out
+    before = _invocations(tmp_path)
+    assert sorted(job for job, *_ in _runs(tmp_path)) == [0, 2, 3]  # the others, ingested
+    resume_from = re.search(r"'tidemark run --resume (\S+) ", lines[0]).group(1)
+    resumed = tidemark(tmp_path, "run", "--resume", resume_from, env=env, timeout=600)
+    assert resumed.stdout.count("submitted job ") == 1 and "submitted job 1 " in resumed.stdout
+    after = _invocations(tmp_path)
+    assert before <= after  # nothing measured before is lost or changed
+    assert kept <= {row[0] for row in after}  # what the lost job measured is continued
+    _each_point_measured_once(tmp_path)
+    runs = _runs(tmp_path)
+    assert sorted(job for job, *_ in runs) == [0, 1, 2, 3] and {s for *_, s, _ in runs} == {"ok"}
+    (resumes,), = query(tmp_path, "SELECT json_array_length(resumes) FROM runs WHERE "
+                                  "json_extract(sweep, '$.job')::INTEGER = 1")
+    assert resumes == 1 and query(tmp_path, "SELECT count(*) FROM bundles")[0][0] == 4
+
+
+def _until(find, timeout_s: float = 300):
+    """find()'s first true answer (no timing is asserted: the bound only ends a hung test)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = find()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{find} found nothing in {timeout_s} s")
+
+
+def test_a_job_requeued_by_slurm_continues_its_bundle_into_one_run(cluster, tmp_path):
+    """scontrol requeue mid-run: the first attempt ends interrupted and sealed, Slurm runs the
+    script again under the same job id, and that attempt resumes the same run in the same
+    bundle: one run of the point, every repetition once."""
+    env, _ = cluster
+    submitter = subprocess.Popen(
+        run_argv(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a",
+                 "workload.params.num=200000", *LONG_POINT),
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL)
+    for line in submitter.stdout:
+        if line.startswith("submitted job 0 "):
+            slurm_job = re.search(r"as Slurm job (\d+)", line).group(1)
+            break
+    bundles = tmp_path / "fleet" / "bundles"
+    db = _wait_for_measured(_until(lambda: list(bundles.glob("*/job-0")))[0], 1, submitter)
+    subprocess.run(["scontrol", "requeue", slurm_job], env=env, check=True, capture_output=True)
+    # Slurm holds a requeued job back for two minutes (BeginTime); the test does not wait.
+    _until(lambda: "PENDING" in subprocess.run(
+        ["squeue", "-h", "-j", slurm_job, "-o", "%T"], env=env, capture_output=True,
+        text=True).stdout.split())
+    subprocess.run(["scontrol", "update", f"JobId={slurm_job}", "StartTime=now"], env=env,
+                   check=True, capture_output=True)
+    out, err = submitter.communicate(timeout=300)
+    assert submitter.returncode == 0, out + err
+    kept = {row[0] for row in _bundle_query(db, "SELECT invocation_id FROM invocations")}
+    (run_id, status, resumes), = query(tmp_path, "SELECT run_id, status, resumes FROM runs")
+    assert status == "ok" and len(json.loads(resumes)) == 1
+    assert json.loads(resumes)[0]["previous_status"] == "interrupted"
+    assert kept <= {row[0] for row in _invocations(tmp_path)}
+    _each_point_measured_once(tmp_path)
+    assert query(tmp_path, "SELECT count(*) FROM invocations WHERE phase = 'measured' AND "
+                           "status = 'ok'")[0][0] == 6
+    assert [p.name for p in db.parent.parent.iterdir()] == [run_id]  # one bundle, no second
+    assert query(tmp_path, "SELECT count(*) FROM bundles")[0][0] == 1
+
+
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+
+def test_a_node_whose_clock_is_hours_behind_is_measured_said_and_corrected(cluster, tmp_path):
+    """fleet-b's jobs see a clock 5 h behind (libfaketime through the cluster's TaskProlog,
+    this host's clock untouched). A run on fleet-a, then one on fleet-b: by the node's clock
+    the second would be 5 h older and not `latest`; the ingest measures the skew, says it,
+    stores it and orders the runs as they ran."""
+    env, _ = cluster
+    skewed = Path(env["SLURM_CONF"]).parent / "env-fleet-b"
+    point = ["engine=leveldb", "workload=readrandom", "counters=false", "repetitions=1",
+             "workload.params.num=1000", "hydra.launcher.poll_s=0.5"]
+    started = time.time()
+    tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-a", *point, env=env)
+    skewed.write_text(f"LD_PRELOAD={FAKETIME}\nFAKETIME=-5h\n")
+    try:
+        second = tidemark(tmp_path, "run", "-m", "hydra/launcher=fleet", "machine=fleet-b",
+                          *point, env=env)
+    finally:
+        skewed.unlink()
+    ended = time.time()
+    runs = query(tmp_path, "SELECT machine_state->>'$.scheduler.node', epoch(started_at), "
+                           "epoch(finished_at), clock_skew_s, run_id FROM runs ORDER BY started_at")
+    assert [node for node, *_ in runs] == ["fleet-a", "fleet-b"]  # in the order they ran
+    (_, a_start, a_end, a_skew, _), (_, b_start, b_end, b_skew, b_run) = runs
+    assert a_skew is None and abs(b_skew + 5 * 3600) < 120
+    assert started <= a_start <= a_end <= b_start <= b_end <= ended  # by this host's clock
+    assert b_start + b_skew < started  # the node's own time: 5 h before the sweep began
+    said = [line for line in second.stdout.splitlines() if line.startswith("clock: ")]
+    assert len(said) == 1 and said[0].startswith(f"clock: {b_run}'s node clock was 5.0 h behind")
+    (invocation_start,), = query(tmp_path, "SELECT min(epoch(started_at)) FROM invocations "
+                                           "WHERE run_id = ?", [b_run])
+    assert b_start <= invocation_start <= b_end  # its invocations moved with it

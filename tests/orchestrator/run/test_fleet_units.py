@@ -26,3 +26,37 @@ def test_a_time_limit_that_would_not_bound_the_job_is_refused(compose_conf, allo
     with pytest.raises(ConfigError) as err:
         placement(compose_conf(JOB), allowance, limit)
     assert str(err.value).startswith(bad) and "\n" not in str(err.value)
+
+
+# sinfo -h -N -o '%N|%T|%f' as Slurm 22.05 prints it, fleet-a's slurmd killed (SlurmdTimeout).
+SINFO_A_DOWN = "fleet-a|down*|fleet-a\nfleet-b|idle|fleet-b\n"
+SINFO_A_NOT_RESPONDING = "fleet-a|allocated*|fleet-a\nfleet-b|idle|fleet-b\n"
+
+
+def _job(constraint: str, state: str, node: str = ""):
+    from orchestrator.run.fleet import FleetJob, Placement
+
+    return FleetJob(1, [f"machine={constraint}"], None, Placement(constraint, 5), state=state,
+                    node=node)
+
+
+@pytest.mark.parametrize("sinfo, constraint, state, node, lost", [
+    # requeued after its node went down: Slurm's own verdict (down), not a late answer (*)
+    (SINFO_A_DOWN, "fleet-a", "PENDING", "fleet-a", "its node went down while it ran (fleet-a down*)"),
+    (SINFO_A_DOWN, "fleet-a", "PENDING", "", "not run: no node of profile fleet-a is up "
+                                              "(fleet-a down*, fleet-b idle)"),
+    (SINFO_A_NOT_RESPONDING, "fleet-a", "PENDING", "fleet-a", ""),
+    ("fleet-a|unknown*|fleet-a\n", "fleet-a", "PENDING", "", ""),  # not registered yet
+    ("fleet-a|idle~|fleet-a\n", "fleet-a", "PENDING", "", ""),  # powered down: it boots
+    ("fleet-a|drained|fleet-a\n", "fleet-a", "PENDING", "", "not run: no node of profile "
+                                                            "fleet-a is up (fleet-a drained)"),
+    (SINFO_A_DOWN, "fleet-a", "RUNNING", "fleet-a", ""),  # Slurm has not ended it yet
+    (SINFO_A_DOWN, "fleet-b", "PENDING", "", ""),
+])
+def test_a_waiting_job_is_lost_only_when_no_node_of_its_profile_is_up(sinfo, constraint, state,
+                                                                      node, lost):
+    from orchestrator.run.fleet import serving_nodes
+
+    job = _job(constraint, state, node)
+    assert job.stranded(serving_nodes(lambda: sinfo)) == bool(lost)
+    assert job.lost == lost

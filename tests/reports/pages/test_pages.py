@@ -171,8 +171,9 @@ def test_trend_chart_is_a_div_whose_script_waits_for_plotly():
 
 
 def test_trend_chart_script_holds_the_figure_as_json():
-    series = [{"label": "a</script>", "key": "s", "x": ["2026-01-01T10:00:00+00:00"] * 2,
-               "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0],
+    series = [{"label": "a</script>", "key": "s",
+               "x": ["2026-01-01T10:00:00+00:00", "2026-01-02T10:00:00+00:00"],
+               "median": [1.0, float("nan")], "low": [0.5, 0.25], "high": [1.5, 2.0000004],
                "run_ids": ["r1", "r<2>"], "versions": ["v1", "v2"], "pages": ["h1", "h2"],
                "anchors": ["inv-0001", ""]}]
     html = charts.trend_chart(series, "trend-0")
@@ -184,12 +185,27 @@ def test_trend_chart_script_holds_the_figure_as_json():
     (line,) = data["series"]
     assert line["median"] == [1.0, None]  # NaN is null: JSON has no NaN
     assert line["name"] == "a&lt;/script&gt;" and line["low"] == [0.5, 0.25]
-    # Each point's run (escaped), version and page, and its anchor, as tidemark.js reads them.
-    assert [data["runs"][at] for at in line["run"]] == [["r1", "v1", "h1"], ["r&lt;2&gt;", "v2", "h2"]]
+    assert line["high"] == [1.5, 2.0]  # six significant digits: a chart's, not a table's
+    # Each point's run (escaped), version, page and x, and its anchor, as tidemark.js reads them.
+    assert [data["runs"][at] for at in line["run"]] == [
+        ["r1", "v1", "h1", "2026-01-01T10:00:00+00:00"],
+        ["r&lt;2&gt;", "v2", "h2", "2026-01-02T10:00:00+00:00"]]
+    assert "x" not in line
     assert [data["anchors"][at] for at in line["anchor"]] == ["inv-0001", ""]
     assert "%{customdata[2]:,.0f}–%{customdata[3]:,.0f}" in data["hover"]
     assert layout["height"] == charts.PLOT_HEIGHT + 20 + 60 + charts.LEGEND_ROW + 10
     assert f'style="height:{layout["height"]}px; width:100%;"' in html
+
+
+@pytest.mark.parametrize("value, shown", [
+    (102367.2470323971, "102367.0"), (3.2512345678, "3.25123"), (0.000123456789, "0.000123457"),
+    (1234567.891, "1234570.0"), (-5.55555555, "-5.55556"), (0.0, "0.0"), (float("nan"), "null"),
+    (float("inf"), "null")])
+def test_chart_values_keep_six_significant_digits_and_are_written_with_them(value, shown):
+    import orjson
+
+    written = orjson.dumps(charts.chart_values([value]), option=orjson.OPT_SERIALIZE_NUMPY)
+    assert written.decode() == f"[{shown}]"
 
 
 def _invocations(**overrides):
@@ -208,13 +224,17 @@ def _invocations(**overrides):
 
 
 def test_invocation_rows_escape_text_format_numbers_and_keep_permalinks():
-    from reports.pages.run_tables import compact_rows, detailed_rows
+    from reports.pages.run_tables import COMPACT_HEADER, compact_rows_json, detailed_rows
 
-    compact = str(compact_rows(_invocations())["r1"])
-    assert compact.startswith('<tr id="inv-0002" class="tm-failed"><td><a href="#inv-0002">2</a>')
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in compact and "<script>" not in compact
-    assert ">–<" in compact and ">3.25<" in compact and ">1,234<" in compact  # NaN ops, µs rules
-    assert "db_bench" not in compact  # no detail line on older runs' pages
+    # An older run's rows, as JSON for the page's script: cells as text, unescaped (the script
+    # sets them as text), numbers as the detailed rows show them, no detail line.
+    compact = json.loads(compact_rows_json(_invocations())["r1"])
+    assert compact["header"] == list(COMPACT_HEADER) and compact["linked"][0] is True
+    (row,) = compact["rows"]
+    assert row[:3] == ["inv-0002", 1, "2"] and row[3] == "<script>alert(1)</script>"
+    cell = dict(zip(COMPACT_HEADER, row[2:]))
+    assert (cell["ops/s"], cell["p50 µs"], cell["p99 µs"]) == ("–", "3.25", "1,234")  # NaN, µs rules
+    assert "db_bench" not in json.dumps(compact)  # no detail line on older runs' pages
     detailed = str(detailed_rows(_invocations(), {"i1": "last <line>"})["r1"])
     assert "&lt;img src=x onerror=alert(1)&gt;" in detailed and "<img" not in detailed
     assert "<td>0-1</td>" in detailed and "a &amp; b" in detailed
@@ -291,7 +311,7 @@ def test_history_compares_first_and_last_column_and_a_single_run_has_no_delta():
 
 def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved():
     from reports.pages.shared import interference_cell
-    from reports.pages.run_tables import HEADER, compact_rows, detailed_rows
+    from reports.pages.run_tables import HEADER, compact_rows_json, detailed_rows
 
     measured = {"cpus": [1], "other_cpu_s": 0.12, "other_pct": 12.5, "steal_pct": 0.0,
                 "involuntary_switches": 40, "load1_before": 1.5, "load1_after": 1.75,
@@ -305,7 +325,7 @@ def test_invocation_rows_show_interference_beside_the_numbers_it_may_have_moved(
     assert '<td><a href="#inv-0002">12.5</a></td></tr>' in detailed  # the row's last cell
     assert "⚠ other tasks 12.5% of CPUs 1 (0.12 s)" in detailed and "attempt 2, kept" in detailed
     assert "shield own: engine in bench cpuset yes (CPUs 1), 0 other task(s)" in detailed
-    assert '<td><a href="#inv-0002">–</a></td></tr>' in str(compact_rows(_invocations())["r1"])
+    assert json.loads(compact_rows_json(_invocations())["r1"])["rows"][0][-1] == "–"
     assert interference_cell(pd.Series({"interference_median": 3.14, "n_interfered": 2})) == "3.1 ⚠ 2 flagged"
     assert interference_cell(pd.Series({"interference_median": None, "n_interfered": 0})) == "–"
 
