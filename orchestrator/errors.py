@@ -1,4 +1,9 @@
 """The one error family users see. Raised anywhere, printed once by the CLI as a single line."""
+from __future__ import annotations
+
+import errno
+import re
+from pathlib import Path
 
 
 class UserError(Exception):
@@ -23,6 +28,40 @@ class RunnerError(UserError):
 
 class StoreError(UserError):
     """The results database is locked, damaged or from a newer Tidemark."""
+
+
+class DiskFull(StoreError):
+    """A disk Tidemark writes to (the results database, logs, a bundle) is full: the command
+    stops there, and what was committed before stays. `where` names the folder; the command
+    that stopped may say its own fix (a run: free space, then resume it)."""
+
+    FIX = "free space there, or write the results to another disk (results_dir= and db=, or --db)"
+
+    def __init__(self, where: str, fix: str = FIX):
+        super().__init__(f"{where}; {fix}")
+        self.where = where
+
+    @classmethod
+    def raise_if(cls, exc: BaseException, fallback: Path, fix: str = FIX) -> None:
+        """Raise the DiskFull of `exc` (see `of`) with `fix`, when it says the disk is full;
+        the caller re-raises `exc` otherwise."""
+        full = cls.of(exc, fallback)
+        if full is not None:
+            raise cls(full.where, fix) from None
+
+    @classmethod
+    def of(cls, exc: BaseException, fallback: Path) -> "DiskFull | None":
+        """The error for `exc` when it says the disk is full (an OSError with ENOSPC, or
+        DuckDB's message naming the file it could not write), else None; `fallback` is the
+        file written when the exception names none."""
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            written = Path(exc.filename) if exc.filename else fallback
+        elif "No space left on device" in str(exc):
+            named = re.search(r'file "([^"]+)"', str(exc))
+            written = Path(named.group(1)) if named else fallback
+        else:
+            return None
+        return cls(f"no space left on the disk of {written.parent} (writing {written.name})")
 
 
 class EngineOutputError(UserError):

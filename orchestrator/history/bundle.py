@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import BundleError
 
 MANIFEST = "manifest.json"
+_PARTIAL = f".{MANIFEST}.partial"
 DB_FILE = "run.duckdb"
 FORMAT = "tidemark-bundle"
 FORMAT_VERSION = 1
@@ -114,7 +115,7 @@ def _bundle_files(root: Path) -> tuple[list[str], list[str]]:
             relative = path.relative_to(root).as_posix()
             if path.is_symlink():
                 links.append(relative)
-            elif name in names and relative != MANIFEST:
+            elif name in names and relative not in (MANIFEST, _PARTIAL):
                 files.append(relative)
     return sorted(files), sorted(links)
 
@@ -135,7 +136,7 @@ def seal_bundle(layout: BundleLayout, run_ids: list[str], build: dict[str, Any],
                 "logs_prefix": str(layout.logs_dir), "host": socket.gethostname(),
                 "created_at": datetime.now(timezone.utc).isoformat(),
                 "tidemark_sha": tidemark_sha, "sealed_by": sealed_by, "files": files}
-    partial = layout.root / f".{MANIFEST}.partial"
+    partial = layout.root / _PARTIAL  # never listed: a seal cut short (a full disk) leaves it
     partial.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     os.replace(partial, layout.root / MANIFEST)  # a reader sees no manifest or a whole one
     return layout.root

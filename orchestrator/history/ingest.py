@@ -4,11 +4,14 @@ Each bundle is checked whole (manifest, versions, every file's size and sha256) 
 one transaction, or refused with one line and nothing written from it; the others go on. A
 bundle already merged (its manifest's sha256 is in `bundles`, here or in the history this one
 was copied from) adds nothing. Logs are copied after the commit; a log folder missing after a
-crash in between is filled in by the next ingest of the same bundle.
+crash in between (or cut short: it is renamed into place only when whole) is filled in by the
+next ingest of the same bundle. Two ingests into one history take turns on the file, bundle by
+bundle; the merge finds a bundle the other merged meanwhile and adds nothing.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import tempfile
@@ -19,7 +22,7 @@ from typing import Callable
 
 import duckdb
 
-from ..errors import BundleError, ConfigError, Interrupted, UserError
+from ..errors import BundleError, ConfigError, DiskFull, Interrupted, UserError
 from ..liveness import is_gone
 from ..store import Store, open_checked
 from ..store.merge import BundleRow
@@ -65,11 +68,25 @@ def _run_outcomes(store: Store, run_ids: list[str]) -> tuple[RunOutcome, ...]:
 
 
 def _place_logs(root: Path, history_logs: Path, run_ids: list[str]) -> None:
-    """Copy each run's log folder into the history's logs, where it is not there yet."""
+    """Copy each run's log folder into the history's logs, where it is not there yet. Copied
+    under a name of this process's and renamed when whole: a copy cut short (kill -9) is never
+    taken for the logs, and of two ingests placing the same logs at once, one copy is kept."""
     for run_id in run_ids:
         source, dest = root / "logs" / run_id, history_logs / run_id
-        if source.is_dir() and not dest.exists():
-            shutil.copytree(source, dest)
+        for stale in history_logs.glob(f".{run_id}.partial-*"):  # left by a killed ingest
+            if not Path(f"/proc/{stale.name.rsplit('-', 1)[1]}").exists():
+                shutil.rmtree(stale, ignore_errors=True)
+        if not source.is_dir() or dest.exists():
+            continue
+        partial = history_logs / f".{run_id}.partial-{os.getpid()}"
+        try:
+            shutil.copytree(source, partial)
+            os.rename(partial, dest)
+        except OSError as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            DiskFull.raise_if(exc, dest)
+            if not dest.is_dir():  # else another ingest placed them first
+                raise
 
 
 def _logs_folder(history_logs: Path) -> None:
@@ -94,7 +111,12 @@ def ingest_bundle(store: Store, root: Path, history_logs: Path) -> Ingested:
                                              time.time()))
     with tempfile.TemporaryDirectory(prefix="tidemark-ingest-") as tmp:
         copy = Path(tmp) / DB_FILE  # DuckDB may write into what it opens: never the bundle
-        verify_files(manifest, copy)
+        try:
+            verify_files(manifest, copy)
+        except OSError as exc:
+            DiskFull.raise_if(exc, copy, "free space there, or set TMPDIR to a folder on another "
+                                         "disk")
+            raise
         _logs_folder(history_logs)  # before the rows that point into it are merged
         try:
             run_ids, added = store.merge_bundle(copy, row)
@@ -177,7 +199,7 @@ class Ingestor:
                 continue
             try:
                 done = ingest_bundle(self.store, root, self.history_logs)
-            except (ConfigError, Interrupted):
+            except (ConfigError, DiskFull, Interrupted):
                 raise  # not this bundle's fault: every other one would be refused alike
             except UserError as exc:
                 report.refused.append(str(exc))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
 import subprocess
@@ -14,6 +15,8 @@ from ..record import ProcessResult
 from .cgroup import read_proc_cgroup
 
 POLL_S = 0.01
+# Free space below which an engine's output is taken as cut: a step writes a few KB of it.
+OUTPUT_ROOM_BYTES = 64 << 10
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
 
@@ -78,12 +81,23 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
             raise
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
+    check_output_room(stdout_path)
     return ProcessResult(
         argv=tuple(argv), exit_code=None if timed_out else proc.returncode, timed_out=timed_out,
         wall_s=wall, user_s=usage.ru_utime, sys_s=usage.ru_stime, max_rss_kb=usage.ru_maxrss,
         stdout=stdout_path.read_text(errors="replace"), stderr=stderr_path.read_text(errors="replace"),
         started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups,
         involuntary_switches=usage.ru_nivcsw)
+
+
+def check_output_room(path: Path) -> None:
+    """Raise ENOSPC (naming `path`) when the disk the output went to is full: an engine does
+    not check its writes (db_bench's printf), so its output would be cut without a word and
+    read as a parse error, one per step left, instead of stopping the run."""
+    disk = os.statvfs(path.parent)
+    free = disk.f_bfree if os.geteuid() == 0 else disk.f_bavail  # root writes the reserve too
+    if free * disk.f_frsize < OUTPUT_ROOM_BYTES:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
 
 def _wait(pid: int, start: float, timeout_s: float) -> tuple[int, Any, bool]:

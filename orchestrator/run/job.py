@@ -11,8 +11,8 @@ from typing import Any
 from rich.console import Console
 
 from ..build.engine import Build
-from ..errors import ConfigError, Interrupted
-from ..history.bundle import BundleLayout, discard_bundle, new_bundle, seal_bundle
+from ..errors import ConfigError, DiskFull, Interrupted
+from ..history.bundle import MANIFEST, BundleLayout, discard_bundle, new_bundle, seal_bundle
 from ..history.ingest import seal_unfinished
 from ..liveness import this_process
 from ..machine import probe as machine
@@ -133,8 +133,13 @@ class BundleSeal:
             discard_bundle(self.layout)
             return
         build, facts = self.started
-        seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
-                    tidemark_sha())
+        try:
+            seal_bundle(self.layout, [run_id], dataclasses.asdict(build), facts, LATEST_VERSION,
+                        tidemark_sha())
+        except OSError as exc:
+            DiskFull.raise_if(exc, self.layout.root / MANIFEST,
+                              _bundle_fix(run_id, self.layout.root))
+            raise
         console.print(f"bundle {self.layout.root}: sealed; merge it with tidemark ingest "
                       f"{self.layout.root}", markup=False, soft_wrap=True)
 
@@ -189,24 +194,46 @@ def _run_job(conf: TidemarkConf, overrides: list[str], config: dict[str, Any], c
 def _measure(conf: TidemarkConf, ctx: RunContext, plan: RunPlan, store: Store,
              record: dict[str, Any], console: Console) -> tuple[str, list[Invocation]]:
     """The run loop over the plan's steps, and the run's end recorded however it ends."""
-    status = "interrupted"
+    status, ended = "interrupted", False
     try:
         with RunProgress(console, len(plan.steps)) as progress:
             invocations = run_steps([(ctx, step) for step in plan.steps], store, progress)
-        status = outcome_status(invocations)
+        status, ended = outcome_status(invocations), True
     except (KeyboardInterrupt, Interrupted) as exc:
         why = exc if isinstance(exc, Interrupted) else "interrupted by Ctrl-C"
         raise Interrupted(f"{why}; run {ctx.run_id} is marked interrupted and the invocations "
                           f"finished so far are stored in {conf.db}") from None
+    except DiskFull as exc:
+        raise _stopped_by_full_disk(exc, conf, ctx.run_id) from None
     except BaseException:
         status = "failed"  # Tidemark itself crashed: said as such, never left `running`
         raise
     finally:
-        store.finish_run(ctx.run_id, status, {**record["machine_state"],
-                                              "after": machine.capture_state()})
-        if not conf.keep_data:
-            remove_run_data(ctx)
+        try:
+            store.finish_run(ctx.run_id, status, {**record["machine_state"],
+                                                  "after": machine.capture_state()})
+        except DiskFull as exc:
+            # Left `running`: the next command that opens the DB marks it killed (its process
+            # is gone), which --resume takes. Said here only when nothing else stopped the run.
+            if ended:
+                raise _stopped_by_full_disk(exc, conf, ctx.run_id) from None
+        finally:
+            if not conf.keep_data:
+                remove_run_data(ctx)
     return status, invocations
+
+
+def _stopped_by_full_disk(exc: DiskFull, conf: TidemarkConf, run_id: str) -> DiskFull:
+    if conf.bundle_dir:  # a bundle's run is not resumed: what it committed is merged
+        return DiskFull(exc.where, _bundle_fix(run_id, Path(conf.results_dir)))
+    return DiskFull(exc.where, f"run {run_id} stopped, the invocations it finished are stored "
+                               f"in {conf.db}; free space there, then finish it with 'tidemark "
+                               f"run --resume {run_id} db={conf.db}'")
+
+
+def _bundle_fix(run_id: str, root: Path) -> str:
+    return (f"run {run_id} stopped, the invocations it finished are in its bundle {root}; free "
+            f"space there, then merge them with 'tidemark ingest --unfinished {root}'")
 
 
 def outcome_status(invocations: list[Invocation]) -> str:

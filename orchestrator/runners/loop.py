@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Protocol, Sequence
 
 from ..adapters.results import StoredAggregate
-from ..errors import ConfigError, EngineOutputError, Interrupted
+from ..errors import ConfigError, DiskFull, EngineOutputError, Interrupted
 from ..machine.interference import judge_attempt
 from ..plan.runplan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
@@ -61,6 +61,9 @@ def _run_one(runner: StepRunner, ctx: RunContext, step: Step) -> StepOutcome:
         # the run: stop, never record it as this step's failure.
         raise
     except Exception as exc:  # noqa: BLE001 - any other failure is this step's record
+        full = DiskFull.of(exc, ctx.logs_dir)
+        if full is not None:  # the logs' disk: every later step would fail alike
+            raise full from None
         return _raised(ctx, step, exc)
 
 

@@ -18,7 +18,7 @@ from typing import Callable, Collection
 
 import duckdb
 
-from ..errors import StoreError
+from ..errors import DiskFull, StoreError
 
 READ_WAIT_S = 30.0  # a writer holds the lock for one commit: milliseconds
 WRITE_WAIT_S = 600.0  # a reader (a site build, an analyst's session) may take a while
@@ -26,6 +26,9 @@ BACKUPS_KEPT = 3
 # The files this process opened, newest last: a damage error raised later, while a query reads
 # a bad block, is reported by the CLI naming the file (DuckDB's message does not).
 OPENED: list[Path] = []
+# The files this process said it waits for: a writer opens the file once per commit, and two
+# writers taking turns (two ingests of one history) would otherwise say it at every commit.
+WAITED: set[Path] = set()
 
 
 def _is_lock(exc: Exception) -> bool:
@@ -75,7 +78,7 @@ def connect(path: Path, read_only: bool = False, wait_s: float | None = None,
         raise StoreError(f"cannot create the folder of results database {path}: {exc.strerror}; "
                          f"pass db=PATH (or --db) in a writable folder") from None
     wait_s = (READ_WAIT_S if read_only else WRITE_WAIT_S) if wait_s is None else wait_s
-    deadline, delay, told = time.monotonic() + wait_s, 0.02, False
+    deadline, delay = time.monotonic() + wait_s, 0.02
     while True:
         try:
             con = _open(path, read_only)
@@ -85,6 +88,7 @@ def connect(path: Path, read_only: bool = False, wait_s: float | None = None,
             text = str(exc)
             if is_damage(exc):
                 raise damage_error(path, exc) from None
+            DiskFull.raise_if(exc, path)  # a new database, or its WAL replayed, on a full disk
             if not _is_lock(exc):
                 raise StoreError(f"cannot open results database {path}: {text.splitlines()[0]}; "
                                  f"check the path and its permissions") from None
@@ -92,10 +96,10 @@ def connect(path: Path, read_only: bool = False, wait_s: float | None = None,
                 raise StoreError(f"results database {path} is locked by another process "
                                  f"({_lock_holder(text)}) for over {wait_s:g} s; wait for it to "
                                  f"finish or use another db=PATH (--db)") from None
-            if not told:
+            if path not in WAITED:
                 (say or _say)(f"waiting for results database {path}, locked by "
                                  f"{_lock_holder(text)}")
-                told = True
+                WAITED.add(path)
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
 
@@ -151,7 +155,14 @@ def backup(path: Path, keep: int = BACKUPS_KEPT) -> Path | None:
     if not path.exists():
         return None
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    dest = snapshot(path, backup_dir(path) / f"{stamp}.duckdb")
+    dest = backup_dir(path) / f"{stamp}.duckdb"
+    try:
+        snapshot(path, dest)
+    except OSError as exc:
+        dest.unlink(missing_ok=True)  # a cut copy is no backup
+        dest.with_name(dest.name + ".wal").unlink(missing_ok=True)
+        DiskFull.raise_if(exc, dest)
+        raise
     for old in list_backups(path)[keep:]:
         old.unlink(missing_ok=True)
         old.with_name(old.name + ".wal").unlink(missing_ok=True)

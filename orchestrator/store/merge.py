@@ -98,6 +98,15 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str, bundle: BundleRow) -
                 f"{SOURCE}.{table}{conflict}", params)
 
 
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back after a failed write; a COMMIT that failed (a full disk) has ended the
+    transaction already, and saying so would hide why it failed."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.TransactionException:
+        pass
+
+
 def _correct_clock(con: duckdb.DuckDBPyConnection, run_ids: list[str], skew_s: float) -> str:
     """The merged runs' times moved onto the ingest side's clock, the skew kept with each run
     (the node's own times are the stored ones plus `clock_skew_s`): trends and `latest` order
@@ -135,7 +144,7 @@ def merge_bundle(con: duckdb.DuckDBPyConnection, source_db: Path, bundle: Bundle
                          json.dumps(bundle.manifest, sort_keys=True), json.dumps(notes)])
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
     finally:
         con.execute(f"DETACH {SOURCE}")

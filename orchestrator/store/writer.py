@@ -20,11 +20,11 @@ from ..analysis.alerts import NEW, alerts_of
 from ..analysis.confirm import Confirmation
 from ..analysis.identity import SERIES_KEYS
 from ..build.engine import Build
-from ..errors import StoreError
+from ..errors import DiskFull, StoreError
 from ..liveness import is_gone
 from ..record import Invocation
 from .connection import backup, check_database, connect
-from .merge import BundleRow, already_merged, merge_bundle
+from .merge import BundleRow, already_merged, merge_bundle, rollback
 from .schema import INVOCATION_COLUMNS, LATEST_VERSION, MIGRATIONS, invocation_row, to_json
 
 
@@ -75,8 +75,14 @@ def _session(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a Store method with the file open (opened here unless an outer method has it)."""
     @functools.wraps(method)
     def wrapper(self: "Store", *args: Any, **kwargs: Any) -> Any:
-        with self._open():
-            return method(self, *args, **kwargs)
+        try:
+            with self._open():
+                return method(self, *args, **kwargs)
+        except (duckdb.Error, OSError) as exc:
+            # A full disk fails the commit (its WAL) or the checkpoint at close; the
+            # transaction is rolled back and the file stays as it was: one line, not DuckDB's.
+            DiskFull.raise_if(exc, self.path)
+            raise
     return wrapper
 
 
@@ -91,11 +97,14 @@ class Store:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._pending_series: dict[str, dict[str, Any]] = {}
         self.killed_runs: list[str] = []  # runs found `running` with their process gone
-        with self._open():
-            if check:
-                check_database(self._con, path)  # type: ignore[arg-type]
-            migrate(self.con, path)
-            self._mark_killed_runs()
+        self._prepare(check)
+
+    @_session
+    def _prepare(self, check: bool) -> None:
+        if check:
+            check_database(self.con, self.path)
+        migrate(self.con, self.path)
+        self._mark_killed_runs()
 
     def _mark_killed_runs(self) -> None:
         """A run left `running` by a process that no longer exists on this host was killed."""
@@ -122,8 +131,8 @@ class Store:
             self._flush_series()
             yield
         finally:
-            self._con.close()
-            self._con = None
+            con, self._con = self._con, None  # closed, even when its checkpoint fails
+            con.close()
 
     @contextmanager
     def reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -308,14 +317,17 @@ class Store:
             self._flush_series()
 
     def _flush_series(self) -> None:
-        if not self._pending_series:
+        # Taken before the write: when it fails (a full disk), the session's own write fails
+        # with it, so no stored invocation needs these series; the run loop records a series
+        # again with each invocation, and close() must not fail again on them.
+        pending, self._pending_series = self._pending_series, {}
+        if not pending:
             return
         self.con.executemany(
             f"INSERT INTO series ({', '.join(SERIES_KEYS)}, series_key) VALUES "
             f"({', '.join('?' * (len(SERIES_KEYS) + 1))}) ON CONFLICT DO NOTHING",
             [[_json(identity[k]) if k == "params" else identity[k] for k in SERIES_KEYS] + [key]
-             for key, identity in self._pending_series.items()])
-        self._pending_series.clear()
+             for key, identity in pending.items()])
 
     @_session
     def add_invocation(self, inv: Invocation) -> None:
@@ -328,7 +340,7 @@ class Store:
             write()
             self.con.execute("COMMIT")
         except Exception:
-            self.con.execute("ROLLBACK")
+            rollback(self.con)
             raise
 
     def _insert_invocation(self, inv: Invocation) -> None:

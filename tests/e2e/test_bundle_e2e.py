@@ -98,8 +98,10 @@ def test_same_bundle_twice_adds_nothing_and_merges_the_same_into_another_history
     shutil.copyfile(base / "direct" / "tidemark.duckdb", other)
     ingest(other, bundle)
     for table in RUN_TABLES:
-        mine = [r for r in rows(other, table, {"log_path"}) if r in rows(first, table, {"log_path"})]
-        assert mine == rows(first, table, {"log_path"}), table
+        theirs = rows(first, table, {"log_path"})  # read once: not once per row of `other`
+        known = set(theirs)
+        mine = [r for r in rows(other, table, {"log_path"}) if r in known]
+        assert mine == theirs, table
     # A copy of a history that merged it knows the bundle too.
     copy = tmp_path / "c" / "tidemark.duckdb"
     copy.parent.mkdir()
@@ -213,6 +215,9 @@ DAMAGE = {
         (b / "manifest.json").read_text()[:100]), "manifest.json is not valid JSON"),
     "added file": (lambda b: (b / "run.duckdb.wal").write_bytes(b"x"),
                    "file run.duckdb.wal is not in manifest.json"),
+    # A copy cut short (scp interrupted, a file left behind): the manifest still lists it.
+    "missing file": (lambda b: (b / "build.json").unlink(),
+                     "file build.json listed in manifest.json is missing"),
     "newer schema": (_newer_schema, "has schema v99, newer than this Tidemark's"),
     "unfinished": (lambda b: (b / "manifest.json").unlink(), "no manifest.json"),
     # A bundle comes from another host: nothing it names may reach outside its folder.
@@ -242,20 +247,25 @@ def test_a_damaged_bundle_is_refused_in_one_line_and_nothing_is_written(runs, tm
 
 
 def test_a_folder_of_good_and_bad_bundles_merges_each_good_one_and_exits_4(runs, tmp_path):
-    """A CI merge job's folder with one damaged bundle among good ones: every good one is
-    merged, every bad one named, and the exit code says partial (4), not "nothing merged" (2)."""
+    """A CI merge job's folder with damaged bundles among good ones (one altered, one with a
+    log the manifest lists deleted): every good one is merged, every bad one named, and the
+    exit code says partial (4), not "nothing merged" (2)."""
     _, bundle = runs
     folder = tmp_path / "incoming"
     shutil.copytree(bundle, folder / "good")
     for name in ("bad1", "bad2"):
         shutil.copytree(bundle, folder / name)
-        _flip_byte(folder / name / "build.json")
+    _flip_byte(folder / "bad1" / "build.json")
+    lost = next((folder / "bad2" / "logs").rglob("*.stdout"))
+    lost.unlink()
     history = tmp_path / "history" / "tidemark.duckdb"
     proc = ingest(history, folder, check=False)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "1 run(s) added" in proc.stdout and "2 refused" in proc.stdout
     said = proc.stdout + proc.stderr
-    assert f"bundle {folder / 'bad1'}: " in said and f"bundle {folder / 'bad2'}: " in said
+    assert f"bundle {folder / 'bad1'}: file build.json does not match its sha256" in said
+    assert f"bundle {folder / 'bad2'}: file {lost.relative_to(folder / 'bad2')} listed in " \
+           f"manifest.json is missing" in said
     assert counts(history)["runs"] == 1
     assert ingest(history, folder / "good").returncode == 0  # the good one alone: all good
 
@@ -425,3 +435,211 @@ def test_history_branch_round_trip_keeps_bad_bundles_out_and_never_restores_stal
     lost = _history(analyst, "restore", str(tmp_path / "lost.duckdb"))
     assert lost.returncode == 1 and "cannot read branch tidemark-history" in lost.stderr
     assert not (tmp_path / "lost.duckdb").exists()
+
+
+BUNDLES = 8  # a CI merge job's folder: enough bundles that two ingests take turns on it
+
+
+def _clone(bundle: Path, folder: Path, n: int) -> Path:
+    """The bundle as another run's (`<run id>-c<n>`: ids, log paths and log folder renamed,
+    resealed): a folder of distinct bundles for the price of one measured run."""
+    old = bundle.name  # a bundle's folder is named by its run id
+    new = f"{old}-c{n}"
+    root = folder / new
+    shutil.copytree(bundle, root)
+    con = duckdb.connect(str(root / "run.duckdb"))
+    for table, column in con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE "
+                                     "column_name IN ('run_id', 'invocation_id', 'log_path')"
+                                     ).fetchall():
+        con.execute(f"UPDATE {table} SET {column} = replace({column}, ?, ?)", [old, new])
+    con.close()
+    shutil.move(root / "logs" / old, root / "logs" / new)
+    _reseal(root)
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "manifest.json").write_text(json.dumps({**manifest, "run_ids": [new]}))
+    # Its file time is its created_at's, as when sealed: else ingest reads a clock skew.
+    shutil.copystat(bundle / "manifest.json", root / "manifest.json")
+    return root
+
+
+@pytest.fixture(scope="module")
+def folder(runs, tmp_path_factory):
+    """A folder of BUNDLES bundles, and a history that is one ingest of it into a copy of the
+    direct run's history: what any way of merging them must end with."""
+    base, bundle = runs
+    folder = tmp_path_factory.mktemp("folder") / "incoming"
+    shutil.copytree(bundle, folder / bundle.name)
+    for n in range(1, BUNDLES):
+        _clone(bundle, folder, n)
+    reference = folder.parent / "reference" / "tidemark.duckdb"
+    reference.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", reference)
+    assert f"{BUNDLES} run(s) added" in ingest(reference, folder).stdout
+    return folder, reference
+
+
+def history_rows(db: Path) -> dict[str, list[tuple]]:
+    """What must be the same however the bundles were merged: every run's rows (log paths
+    relative to the logs folder), and which bundles brought which runs."""
+    found = {t: rows(db, t, {"log_path"}) for t in RUN_TABLES}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        found["bundles"] = con.execute("SELECT bundle_id, run_ids FROM bundles "
+                                       "ORDER BY ALL").fetchall()
+        found["log_paths"] = con.execute(
+            "SELECT invocation_id, CASE WHEN starts_with(log_path, $logs) THEN "
+            "substr(log_path, length($logs) + 1) ELSE log_path END FROM invocations ORDER BY ALL",
+            {"logs": str(db.parent / "logs")}).fetchall()
+    finally:
+        con.close()
+    return found
+
+
+def log_files(db: Path) -> list[str]:
+    logs = db.parent / "logs"
+    return sorted(str(p.relative_to(logs)) for p in logs.rglob("*"))
+
+
+def test_two_ingests_at_once_merge_every_run_once(runs, folder, tmp_path):
+    """Two merge jobs started together on one history (a retried CI step): both wait for the
+    file, saying so once; then they take turns, bundle by bundle, and every run is in the
+    history exactly once, as one ingest of the folder would have it."""
+    base, _ = runs
+    bundles, reference = folder
+    history = tmp_path / "history" / "tidemark.duckdb"
+    history.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", history)
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; con = duckdb.connect("
+                               f"{str(history)!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    procs = []
+    try:
+        assert holder.stdout.readline() == "held\n"
+        for _ in range(2):
+            argv = run_argv(tmp_path, "ingest", str(bundles), "--db", str(history))
+            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
+        # Both are running and blocked on the file before either merges anything.
+        firsts = [proc.stdout.readline() for proc in procs]
+        assert all(line.startswith(f"waiting for results database {history}") for line in firsts)
+    finally:
+        holder.communicate("")
+    outs = [proc.communicate(timeout=600) for proc in procs]
+    said = [first + out for first, (out, _) in zip(firsts, outs)]
+    assert [proc.returncode for proc in procs] == [0, 0], outs
+    assert all(text.count("waiting for results database") == 1 for text in said), said
+    added = [int(text.split(" run(s) added")[0].rsplit("\n", 1)[-1]) for text in said]
+    known = [text.count("already in the history: ") for text in said]
+    assert sum(added) == BUNDLES and sum(known) == BUNDLES, said
+    assert history_rows(history) == history_rows(reference)
+    assert log_files(history) == log_files(reference)
+
+
+def _read_locked_elsewhere(pid: int, history: Path) -> bool:
+    """Whether `pid` holds a read lock on a file other than the history: DuckDB's lock on the
+    bundle copy it ATTACHes (READ_ONLY) for the merge, held until the merge ends."""
+    ours = f":{history.stat().st_ino} "
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if fields[4] == str(pid) and fields[3] == "READ" and ours not in f"{fields[5]} ":
+            return True
+    return False
+
+
+def _stopped(pid: int) -> bool:
+    return all(Path(task, "stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+               for task in Path(f"/proc/{pid}/task").iterdir())
+
+
+def _stop_inside_a_merge(proc: subprocess.Popen, history: Path, nth: int) -> bool:
+    """SIGSTOP the ingest inside the `nth` bundle's merge it is seen in (or a later one): the
+    bundle's copy attached and the history's WAL not yet written (its COMMIT writes it).
+    Checked again once the process has stopped, so the kill lands there; let go and caught
+    at the next bundle when the stop came just after."""
+    wal = history.with_name(history.name + ".wal")
+    seen, inside = 0, False
+    while proc.poll() is None:
+        was, inside = inside, _read_locked_elsewhere(proc.pid, history)
+        seen += inside and not was
+        if seen < nth or not inside or wal.exists():
+            continue
+        proc.send_signal(signal.SIGSTOP)
+        while not _stopped(proc.pid):
+            pass
+        if _read_locked_elsewhere(proc.pid, history) and not wal.exists():
+            return True
+        proc.send_signal(signal.SIGCONT)
+    return False
+
+
+def test_an_ingest_killed_inside_a_merge_leaves_each_bundle_whole_or_absent(runs, folder, tmp_path):
+    """kill -9 while a bundle's rows are being merged: the history keeps what it had and the
+    bundles merged before, not a row of that bundle (one DuckDB transaction each) and none of
+    its logs; the same ingest again merges the rest, nothing doubled."""
+    base, _ = runs
+    bundles, reference = folder
+    history = tmp_path / "history" / "tidemark.duckdb"
+    history.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", history)
+    (tmp_path / "tmp").mkdir()  # the killed ingest's copy of the bundle stays there
+    proc = subprocess.Popen(run_argv(tmp_path, "ingest", str(bundles), "--db", str(history)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    try:
+        caught = _stop_inside_a_merge(proc, history, nth=3)
+    finally:
+        proc.kill()
+    out, err = proc.communicate(timeout=60)
+    assert caught, f"the ingest ended before it was seen inside a merge: {out}{err}"
+    merged = [line.split()[1].rstrip(":") for line in out.splitlines()
+              if line.startswith("ingested ")]
+    expected = sorted(p.name for p in bundles.iterdir())[:len(merged)]
+    assert [Path(m).name for m in merged] == expected and 2 <= len(merged) < BUNDLES
+    con = duckdb.connect(str(history), read_only=True)
+    try:
+        runs_now = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+        direct = [r for (r,) in con.execute("SELECT run_id FROM runs WHERE run_id NOT IN "
+                                            "(SELECT unnest(?))", [expected]).fetchall()]
+        invocations = con.execute("SELECT count(*) FROM invocations WHERE run_id NOT IN "
+                                  "(SELECT unnest(?))", [direct]).fetchone()[0]
+    finally:
+        con.close()
+    assert runs_now == sorted(direct + expected) and len(direct) == 1
+    per_bundle = counts(bundles / expected[0] / "run.duckdb")["invocations"] if expected else 0
+    assert invocations == per_bundle * len(expected)  # the bundle being merged: not a row
+    assert sorted(p.name for p in (history.parent / "logs").iterdir()) == expected
+    assert tidemark(tmp_path, "db", "check", "--db", str(history)).returncode == 0
+    again = ingest(history, bundles).stdout
+    assert f"{BUNDLES - len(expected)} run(s) added" in again
+    assert f"{len(expected)} bundle(s) were in it already" in again
+    assert history_rows(history) == history_rows(reference)
+    assert log_files(history) == log_files(reference)
+
+
+def test_an_ingest_whose_logs_disk_fills_stops_in_one_line_and_refuses_no_bundle(runs, folder,
+                                                                                 tmp_path):
+    """The logs folder's disk is full: the ingest stops at the first bundle's logs in one
+    line naming the folder, blaming no bundle; that bundle's rows are committed, its logs not;
+    once there is space the same ingest fills them in and merges the rest, nothing doubled."""
+    from tests.e2e.test_disk_full_e2e import fill, tmpfs
+
+    base, _ = runs
+    bundles, reference = folder
+    history = tmp_path / "history" / "tidemark.duckdb"
+    history.parent.mkdir()
+    shutil.copyfile(base / "direct" / "tidemark.duckdb", history)
+    with tmpfs(history.parent / "logs", "4m") as logs:
+        filler = fill(logs)
+        proc = ingest(history, bundles, check=False)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+        assert lines[0].startswith(f"tidemark: error: no space left on the disk of {logs}")
+        assert "refused" not in proc.stdout and "ingested" not in proc.stdout
+        first = sorted(p.name for p in bundles.iterdir())[0]
+        assert counts(history)["bundles"] == 1 and [p.name for p in logs.iterdir()] == ["filler"]
+        filler.unlink()
+        again = ingest(history, bundles).stdout
+        assert f"already in the history: {bundles / first}" in again
+        assert f"{BUNDLES - 1} run(s) added" in again
+        assert history_rows(history) == history_rows(reference)
+        assert log_files(history) == log_files(reference)
