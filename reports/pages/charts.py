@@ -191,10 +191,21 @@ class ChartRuns:
 SIGNIFICANT_DIGITS = 6  # a chart's values: far finer than any run-to-run noise, a third of 17
 
 
-def chart_values(values: Any) -> np.ndarray:
-    """Floats rounded to SIGNIFICANT_DIGITS for a chart's JSON (NaN kept: a gap). Rounded as
-    an integer divided or multiplied by a power of ten, so each is the double nearest its
+def chart_values(values: Any) -> list[float | int | None]:
+    """Numbers rounded to SIGNIFICANT_DIGITS for a chart's JSON (NaN and infinities: None, a
+    gap), a whole one as an int (JSON without '.0': ops/s are whole at six digits). Rounded
+    as an integer divided or multiplied by a power of ten, so each is the double nearest its
     decimal and is written with its few digits (the tables show every value exactly)."""
+    rounded = _rounded(values)
+    whole = np.isfinite(rounded) & (rounded == np.round(rounded)) & (np.abs(rounded) < 2**53)
+    out = rounded.astype(object)  # Python floats, and ints where whole
+    out[whole] = rounded[whole].astype(np.int64)
+    out[~np.isfinite(rounded)] = None
+    return out.tolist()
+
+
+def _rounded(values: Any) -> np.ndarray:
+    """Floats rounded to SIGNIFICANT_DIGITS (NaN and infinities kept)."""
     array = np.asarray(values, dtype="float64")
     magnitude = np.floor(np.log10(np.abs(np.where((array == 0) | ~np.isfinite(array), 1.0,
                                                       array))))
@@ -205,12 +216,19 @@ def chart_values(values: Any) -> np.ndarray:
                         np.round(array / scale) * scale)
 
 
+def _steps(positions: list[int]) -> list[int]:
+    """Each position as the step from the one before (the first from 0): a series' runs are
+    mostly the next one, '1' where 10,000 runs took five digits."""
+    return np.diff(np.asarray(positions, dtype=np.int64), prepend=0).tolist()
+
+
 def _trend_data(series_list: list[dict[str, Any]], runs: ChartRuns | None = None
                 ) -> dict[str, Any]:
     """What site/assets/tidemark.js (`tidemarkTrend`) draws a trend from: per series, a
     min–max band (two traces, filled between) under the median line, whose points' hover
     (HOVER: run id, engine version, min, max) and click (the run page, anchored) it makes
-    from the chart's runs and anchors, and each point's x from its run's."""
+    from the chart's runs and anchors, and each point's x from its run's (`run`: each
+    point's position in the runs table as a step from the point before)."""
     runs, payload = runs or ChartRuns(), []
     for index, series in enumerate(series_list):
         color = COLORS[index % len(COLORS)]
@@ -220,7 +238,7 @@ def _trend_data(series_list: list[dict[str, Any]], runs: ChartRuns | None = None
             "fill": _rgba(color, 0.18),
             "mode": "lines" if len(series["x"]) > MANY_POINTS else "lines+markers",
             "median": chart_values(series["median"]), "low": chart_values(series["low"]),
-            "high": chart_values(series["high"]), "run": run_at, "anchor": anchor_at})
+            "high": chart_values(series["high"]), "run": _steps(run_at), "anchor": anchor_at})
     return {"series": payload, "hover": HOVER, **runs.tables()}
 
 

@@ -167,7 +167,9 @@ function tidemarkTrend(id, data, layout, config) {
   // The chart's runs and anchors, or the page's table it shares with its other charts.
   const tables = typeof data.table === "string" ? window.tidemarkRuns[data.table] : data;
   data.series.forEach(function (s) {
-    const x = s.run.map(function (at) { return tables.runs[at][3]; });  // its run's start
+    let position = 0;  // s.run: each point's position in the runs table, as a step
+    const run = s.run.map(function (step) { position += step; return position; });
+    const x = run.map(function (at) { return tables.runs[at][3]; });  // its run's start
     // Each band trace its own objects, as plotly was given them before (the x array is shared).
     function band(trace) {
       return Object.assign({type: "scatter", x: x, mode: "lines", line: {width: 0},
@@ -175,7 +177,7 @@ function tidemarkTrend(id, data, layout, config) {
     }
     traces.push(band({y: s.high, name: s.name + " max"}));
     traces.push(band({y: s.low, name: s.name + " min", fill: "tonexty", fillcolor: s.fill}));
-    const custom = s.run.map(function (at, i) {
+    const custom = run.map(function (at, i) {
       const run = tables.runs[at];
       const anchor = tables.anchors[s.anchor[i]];
       return [run[0], run[1], s.low[i], s.high[i], anchor ? run[2] + "#" + anchor : run[2]];

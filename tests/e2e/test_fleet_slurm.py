@@ -8,12 +8,14 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from tests.conftest import REPO
@@ -103,6 +105,42 @@ def test_sweep_runs_each_job_on_a_node_of_its_profile_once_without_overlap(clust
     for _, profile, node, *_, run_id in runs:
         assert f'.html">{run_id}</a>' in listed and re.search(
             f"<td[^>]*>{re.escape(profile)}</td>\n<td[^>]*>{re.escape(node)} \\(job ", listed)
+    _damaged_copies_are_refused_and_the_others_merged(tmp_path, env)
+
+
+def _damaged_copies_are_refused_and_the_others_merged(tmp_path: Path, env: dict[str, str]
+                                                      ) -> None:
+    """The sweep's bundles as they arrive elsewhere, one cut short in transit and one missing
+    a file: ingest names each in one line, merges the other four, exits 4; a second ingest of
+    the repaired folder adds exactly the two (none doubled)."""
+    copy = tmp_path / "arrived"
+    shutil.copytree(tmp_path / "fleet" / "bundles", copy)
+    manifests = sorted(copy.rglob("manifest.json"))
+    assert len(manifests) == JOBS
+    cut, lacking = manifests[0].parent, manifests[1].parent
+    database = cut / "run.duckdb"
+    original = database.read_bytes()
+    database.write_bytes(original[:len(original) // 2])
+    (lacking / "build.json").rename(tmp_path / "build.json")
+    history = tmp_path / "elsewhere.duckdb"
+    proc = tidemark(tmp_path, "ingest", str(copy), "--db", str(history), env=env, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 4, said
+    assert f"{JOBS - 2} run(s) added" in said and "2 refused" in said, said
+    assert f"bundle {cut}: file run.duckdb has {len(original) // 2} bytes" in said, said
+    assert f"bundle {lacking}: file build.json listed in manifest.json is missing" in said, said
+    database.write_bytes(original)
+    (tmp_path / "build.json").rename(lacking / "build.json")
+    again = tidemark(tmp_path, "ingest", str(copy), "--db", str(history), env=env)
+    assert "2 run(s) added" in again.stdout, again.stdout
+    merged = duckdb.connect(str(history), read_only=True)
+    try:
+        ids = [r for (r,) in merged.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+        invocations = merged.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    finally:
+        merged.close()
+    assert ids == sorted(r for *_, r in _runs(tmp_path))  # every run once
+    assert invocations == query(tmp_path, "SELECT count(*) FROM invocations")[0][0]
 
 
 def test_a_sweep_of_an_engine_from_yaml_alone(cluster, tmp_path):

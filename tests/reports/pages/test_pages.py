@@ -187,6 +187,7 @@ def test_trend_chart_script_holds_the_figure_as_json():
     assert line["name"] == "a&lt;/script&gt;" and line["low"] == [0.5, 0.25]
     assert line["high"] == [1.5, 2.0]  # six significant digits: a chart's, not a table's
     # Each point's run (escaped), version, page and x, and its anchor, as tidemark.js reads them.
+    assert line["run"] == [0, 1]  # each a step from the point before
     assert [data["runs"][at] for at in line["run"]] == [
         ["r1", "v1", "h1", "2026-01-01T10:00:00+00:00"],
         ["r&lt;2&gt;", "v2", "h2", "2026-01-02T10:00:00+00:00"]]
@@ -218,13 +219,13 @@ def test_charts_of_one_page_share_one_table_of_runs():
 
 
 @pytest.mark.parametrize("value, shown", [
-    (102367.2470323971, "102367.0"), (3.2512345678, "3.25123"), (0.000123456789, "0.000123457"),
-    (1234567.891, "1234570.0"), (-5.55555555, "-5.55556"), (0.0, "0.0"), (float("nan"), "null"),
-    (float("inf"), "null")])
+    (102367.2470323971, "102367"), (3.2512345678, "3.25123"), (0.000123456789, "0.000123457"),
+    (1234567.891, "1234570"), (-5.55555555, "-5.55556"), (0.0, "0"), (2.5, "2.5"),
+    (float("nan"), "null"), (float("inf"), "null")])
 def test_chart_values_keep_six_significant_digits_and_are_written_with_them(value, shown):
     import orjson
 
-    written = orjson.dumps(charts.chart_values([value]), option=orjson.OPT_SERIALIZE_NUMPY)
+    written = orjson.dumps(charts.chart_values([value]))
     assert written.decode() == f"[{shown}]"
 
 
