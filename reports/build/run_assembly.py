@@ -102,7 +102,7 @@ class _BodyMaker:
     env: jinja2.Environment
     mkdocs: MkDocsPages
     markdown: RunMarkdown
-    tables: dict[str, dict[str, str]]
+    tables: dict[str, dict[str, str | bytes]]
     cache: SiteCache
 
     def make_all(self, pages: list[RunPage]) -> dict[str, dict[str, Any]]:

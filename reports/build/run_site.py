@@ -32,12 +32,15 @@ LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run pa
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
 # row (and its permalink) per invocation without them, made by the page's script from a file
 # beside the page (ROWS_SUFFIX), so a long history builds quickly and fits a static host.
-DETAILED_RUN_PAGES = 100
+# Fifty: a detailed page of a 600-invocation run is 550 KB and its CSV 250 KB; at a hundred
+# they were 80 MB of a 10,000-run site of 1,015 MB (GitHub Pages takes 1 GB).
+DETAILED_RUN_PAGES = 50
 FOLDER = "runs"
 # An older run's invocation rows: a file beside its page that the page's script shows
 # (site/assets/tidemark.js), not rows in the page (run_tables.compact_rows_json).
 ROWS_SUFFIX = ".invocations.json.gz"
 ROWS_FILE = "\0rows file"  # its key among a page's slots (no slot has that name)
+ROWS_BLOCK_RUNS = 1000  # older runs whose invocations are read at once (see _rows_files)
 # MkDocs builds only these pages of the folder; it still sees the others, to resolve links.
 BUILT_BY_MKDOCS = ("index.md", f"{SHELL}.md")
 
@@ -257,20 +260,20 @@ def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
 
 
 def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
-               points: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """run id → slot name → the HTML of that run page's results and invocation tables."""
+               points: pd.DataFrame) -> dict[str, dict[str, str | bytes]]:
+    """run id → slot name → the HTML of that run page's results and invocation tables (and,
+    under ROWS_FILE, an older run's rows file: gzipped JSON bytes)."""
     recent = sorted(page.run_id for page in pages if page.detailed)
     older = sorted(page.run_id for page in pages if not page.detailed)
+    results, invocations = (env.get_template(f"run_{name}.html.j2")
+                            for name in ("results", "invocations"))
     con = queries.open_results(db)
     con.execute("SET threads = 1")  # the other core is busy meanwhile (the parent's pages)
     try:
         detail = queries.read_invocations(con, recent) if recent else None
-        compact = queries.read_invocations(con, older, detail=False) if older else None
+        tables = _rows_files(con, invocations, older)
     finally:
         con.close()
-    results, invocations = (env.get_template(f"run_{name}.html.j2")
-                            for name in ("results", "invocations"))
-    tables: dict[str, dict[str, str]] = {}
     if detail is not None:
         table = _around_rows(invocations, header=HEADER, compact=False, rows_file=None)
         rows = detailed_rows(detail, _log_tails(detail), table)
@@ -282,26 +285,36 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
                 results=result_rows(run_points))
         for run_id in recent:
             tables.setdefault(run_id, {})["invocations"] = rows.get(run_id, "".join(table))
-    if compact is not None:
-        rows = compact_rows_json(compact)
-        for run_id in older:
+    return tables
+
+
+def _rows_files(con: duckdb.DuckDBPyConnection, invocations: jinja2.Template,
+                older: list[str]) -> dict[str, dict[str, str | bytes]]:
+    """The older runs' invocation tables (header only) and rows files, ROWS_BLOCK_RUNS runs'
+    invocations read at a time: 10,000 runs' 6 M at once held 8 GB in this process."""
+    tables: dict[str, dict[str, str | bytes]] = {}
+    for start in range(0, len(older), ROWS_BLOCK_RUNS):
+        block = older[start:start + ROWS_BLOCK_RUNS]
+        rows = compact_rows_json(queries.read_invocations(con, block, detail=False))
+        for run_id in block:
             tables[run_id] = {"invocations": invocations.render(
                 header=COMPACT_HEADER, compact=True, rows="",
                 rows_file=f"{slug(run_id)}{ROWS_SUFFIX}" if run_id in rows else None)}
             if run_id in rows:
-                tables[run_id][ROWS_FILE] = rows[run_id]
+                # Compressed with a fixed time, so a build is byte-identical to the last.
+                # 600 rows' JSON, 72 KB: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB
+                # in 3.8 ms (12 MB less on a 10,000-run site for 20 CPU-s more), level 1 16.6.
+                tables[run_id][ROWS_FILE] = gzip.compress(rows.pop(run_id).encode(),
+                                                          compresslevel=4, mtime=0)
     return tables
 
 
-def rows_file(tables: dict[str, str]) -> tuple[dict[str, str], bytes | None]:
-    """A run page's slots without its rows file, and that file's bytes (gzip; None when the
-    page has none). Compressed with a fixed time, so a build is byte-identical to the last.
-    600 rows' JSON, 72 KB: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB in 3.8 ms (12
-    MB less on a 10,000-run site for 20 CPU-s more in its full build), level 1 16.6 KB."""
-    if ROWS_FILE not in tables:
-        return tables, None
-    others = {name: html for name, html in tables.items() if name != ROWS_FILE}
-    return others, gzip.compress(tables[ROWS_FILE].encode(), compresslevel=4, mtime=0)
+def rows_file(tables: dict[str, str | bytes]) -> tuple[dict[str, str], bytes | None]:
+    """A run page's slots without its rows file, and that file's bytes (None: it has none)."""
+    rows = tables.get(ROWS_FILE)
+    others = {name: html for name, html in tables.items()
+              if name != ROWS_FILE and isinstance(html, str)}
+    return others, rows if isinstance(rows, bytes) else None
 
 
 def _around_rows(template: jinja2.Template, **context: object) -> tuple[str, str]:

@@ -789,3 +789,15 @@ def test_points_read_in_blocks_of_runs_are_the_points_of_one_read(history: Path,
     finally:
         con.close()
     assert list(dict.fromkeys(some["run_id"])) == [run_id(1), run_id(4)]  # oldest run first
+
+
+def test_older_runs_rows_files_read_a_block_of_runs_at_a_time_are_the_same(
+        history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 1)  # five compact pages
+    build_site(history, tmp_path / "one")
+    monkeypatch.setattr(run_site, "ROWS_BLOCK_RUNS", 2)  # their rows read in three blocks
+    build_site(history, tmp_path / "blocks")
+    rows_files = sorted(p.name for p in (tmp_path / "blocks" / "site" / "runs").glob(
+        f"*{run_site.ROWS_SUFFIX}"))
+    assert rows_files == sorted(f"{run_id(i)}{run_site.ROWS_SUFFIX}" for i in range(5))
+    assert differences(tmp_path / "one" / "site", tmp_path / "blocks" / "site") == []
