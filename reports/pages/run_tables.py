@@ -5,6 +5,7 @@ Numbers need no escaping; text columns are escaped once per distinct value."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any, Callable, Iterable
 
@@ -117,14 +118,27 @@ def _by_run(invocations: pd.DataFrame, pieces: list[Texts | str],
     return rows_by_group(invocations["run_id"], pieces, around)
 
 
+# What a JSON string must escape: a column of texts without any is quoted as it is.
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
+def _json_strings(texts: np.ndarray) -> np.ndarray:
+    """Each text as a JSON string. A column of numbers' texts ('102,333', '–') needs no
+    escape: checked once for the column, quoted without json.dumps (a call per distinct value
+    was 5 ms of each 600-invocation run, 54 s of a 10,000-run build)."""
+    if _JSON_ESCAPED.search("".join(texts.tolist())) is None:
+        return np.array(['"' + text + '"' for text in texts.tolist()], dtype=object)
+    return np.array([json.dumps(text, ensure_ascii=False) for text in texts.tolist()],
+                    dtype=object)
+
+
 def compact_rows_json(invocations: pd.DataFrame) -> dict[str, str]:
     """run_id → its compact invocation table as JSON text, for the browser to make the rows
     of (site/assets/tidemark.js): `header`, the `linked` columns (a cell that links to its own
     row), and `rows`, each [its anchor, 1 if it did not end ok, cell texts as the detailed
     rows show them, unescaped]. An older run's page carries this file instead of its rows:
     600 rows of HTML were 270 KB of every such page, 3 GB of a 10,000-run site."""
-    cells = [Texts(column.codes, np.array([json.dumps(text, ensure_ascii=False)
-                                           for text in column.texts], dtype=object))
+    cells = [Texts(column.codes, _json_strings(column.texts))
              for column in _cells(invocations, None, _plain_column)]
     seq = invocations["seq"].to_numpy()
     pieces: list[Texts | str] = [

@@ -256,6 +256,8 @@ def test_invocation_rows_escape_text_format_numbers_and_keep_permalinks():
     cell = dict(zip(COMPACT_HEADER, row[2:]))
     assert (cell["ops/s"], cell["p50 µs"], cell["p99 µs"]) == ("–", "3.25", "1,234")  # NaN, µs rules
     assert "db_bench" not in json.dumps(compact)  # no detail line on older runs' pages
+    quoted = compact_rows_json(_invocations(workload='a "b" \\ c\td'))["r1"]
+    assert json.loads(quoted)["rows"][0][3] == 'a "b" \\ c\td'  # escaped where it must be
     detailed = str(detailed_rows(_invocations(), {"i1": "last <line>"})["r1"])
     assert "&lt;img src=x onerror=alert(1)&gt;" in detailed and "<img" not in detailed
     assert "<td>0-1</td>" in detailed and "a &amp; b" in detailed
