@@ -27,8 +27,8 @@ import jinja2
 from ..data.site_cache import SiteCache, digest, place
 from . import forked, render, slots
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import (FOLDER, ROWS_SUFFIX, RunContexts, RunMarkdown, RunPage,
-                       fill_table_slots, rows_file, run_tables, write_run_pages)
+from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, fill_table_slots,
+                       rows_file, rows_file_name, run_tables, write_run_pages)
 from .site_reads import RunReads, points_of_runs
 from .table_csv import csv_downloads
 
@@ -127,7 +127,7 @@ class _BodyMaker:
         target.write_text(body, encoding="utf-8")
         beside = {name: text.encode() for name, text in csv_files.items()}
         if rows is not None:
-            beside[Path(page.src).stem + ROWS_SUFFIX] = rows
+            beside[rows_file_name(page.run_id)] = rows
         for name, content in beside.items():
             self.cache.file(BODIES, f"{stem}.{name}").write_bytes(content)
         return {"converted": replace(converted, content=""), "body": target.name,

@@ -10,7 +10,6 @@ page shows each machine's own medians, each linked to the invocation that produc
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any
 
 import numpy as np
@@ -108,14 +107,14 @@ def _charts(frame: pd.DataFrame, ids: pd.Series) -> list[Section]:
     shown = sorted(np.argsort(first_seen, kind="stable"),  # ties: the series seen first
                    key=lambda s: (-on_machines[s], -runs[s], described[s]))
     sections = []
-    runs = charts.ChartRuns("fleet")  # one table of runs for every chart of the page
+    table = charts.ChartRuns("fleet")  # one table of runs for every chart of the page
     for index, series_id in enumerate(shown[:CHARTS_SHOWN]):
         series = frame.iloc[positions[series_id]]
         title = f"{series.iloc[-1]['workload']}: {describe(series.iloc[-1])}"
         sections.append(Section(title, chart=charts.trend_chart(machine_lines(series),
-                                                                f"fleet-{index}", runs=runs)))
+                                                                f"fleet-{index}", runs=table)))
     if sections:  # the table goes with the last chart, once every chart has added its runs
-        sections[-1] = dataclasses.replace(sections[-1], chart=sections[-1].chart + runs.script())
+        sections[-1] = dataclasses.replace(sections[-1], chart=sections[-1].chart + table.script())
     return sections
 
 

@@ -150,6 +150,7 @@ def compact_rows_json(invocations: pd.DataFrame) -> dict[str, str]:
     head = json.dumps({"header": list(COMPACT_HEADER),
                        "linked": [name in _LINKED for name in COMPACT_HEADER]})
     around = (head[:-1] + ', "rows": [', "]}")
+    # Every row ends "],"; the last one's comma is dropped where the rows end ("],]}").
     return {run: text[:-len("],]}")] + "]]}"
             for run, text in _by_run(invocations, pieces, around).items()}
 
