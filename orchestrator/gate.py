@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from .analysis.confirm import SCOPES, UNRESOLVED_SCOPE
 from .analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult
 from .analysis.deterministic import SUMMARY_METRIC
 from .analysis.stats import DEFAULT_TAIL_QUANTILE, Thresholds
@@ -31,6 +32,9 @@ class GateConf:
     # The quantile of a series' run-to-run changes a change between runs must also exceed
     # (analysis.noise); 0 leaves it out.
     tail_quantile: float = DEFAULT_TAIL_QUANTILE
+    # Which series `gate --confirm` re-measures (analysis.confirm): "flagged" regressions only,
+    # or also every series the runs could not resolve at min_effect ("unresolved").
+    confirm_scope: str = UNRESOLVED_SCOPE
     targets: bool = False
     # A run selector (store.reads.parse_selector): what `tidemark gate` and the site compare with.
     baseline: str = ""
@@ -66,6 +70,9 @@ def load_gate_conf(path: Path) -> GateConf:
         except SelectorError as error:
             raise ConfigError(f"baseline in {path}: {error}") from None
     conf = GateConf(**{**data, "baseline": baseline})
+    if conf.confirm_scope not in SCOPES:
+        raise ConfigError(f"confirm_scope {conf.confirm_scope!r} in {path}; use one of: "
+                          f"{', '.join(SCOPES)}")
     check_thresholds(conf.alpha, conf.min_effect, conf.noise_k, conf.unmeasured_noise,
                      conf.tail_quantile)
     return conf

@@ -49,8 +49,10 @@ else
 fi
 
 code=0
+# --confirm re-measures, paired, every flagged regression and every series the two runs could
+# not resolve at min_effect (benchmarks/catch_study.py: 60 rounds).
 "$TIDEMARK" gate --db "$DB" --baseline "label=$LABEL~1" --candidate "label=$LABEL" --confirm \
-  --summary "$OUT/verdict.md" 2> "$OUT/gate.err" || code=$?
+  --confirm-rounds 60 --summary "$OUT/verdict.md" 2> "$OUT/gate.err" || code=$?
 cat "$OUT/gate.err" >&2
 if [ ! -f "$OUT/verdict.md" ]; then  # e.g. the first night: nothing to gate against yet
   printf '### ⚠️ tidemark gate: cannot tell\n\n- %s\n' \

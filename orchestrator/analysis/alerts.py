@@ -37,7 +37,7 @@ class NewAlert:
     ab_id: str
     between_change: float  # the flagged change between the runs (ratio − 1)
     paired_change: float  # what the paired job measured (ratio − 1)
-    threshold: float  # the threshold the flag crossed
+    threshold: float  # the series' between-run threshold (a flag crossed it)
 
 
 def alerts_of(cand_run: str, confirmations: Iterable[Confirmation]) -> list[NewAlert]:
@@ -47,7 +47,7 @@ def alerts_of(cand_run: str, confirmations: Iterable[Confirmation]) -> list[NewA
         if c.verdict != CONFIRMED or c.paired is None:
             continue
         out.append(NewAlert(alert_id(cand_run, c.series_key, c.metric), c.series_key, c.metric,
-                            c.label, REGRESSION if c.between.verdict == SLOWER else IMPROVEMENT,
+                            c.label, REGRESSION if c.paired.verdict == SLOWER else IMPROVEMENT,
                             c.ab_id, c.between.ratio - 1.0, c.paired.ratio - 1.0,
                             c.between.threshold))
     return out

@@ -1,23 +1,37 @@
 """Confirmation of a between-run verdict by paired re-measurement (pure).
 
-Two runs of one binary on this shared machine move ±10 % between separate processes, so a
-change that the gate (or the summary, or a change point) finds between two runs is only
-*flagged*. `tidemark gate --confirm` re-measures the baseline's build and the candidate's build
-in one interleaved, paired, adaptive `tidemark ab` job (orchestrator/run/confirm.py), and the
-gate then exits on what that job finds:
+Two runs of one binary on this shared machine move ±10 % between separate processes (smoke
+runs up to ±40 % on a bad day), so a change that the gate (or the summary, or a change point)
+finds between two runs is only *flagged*, and a series the runs call "no change" was only
+checked at its between-run threshold, which can be far above the smallest change the gate is
+asked about (`min_effect`). `tidemark gate --confirm` re-measures the baseline's build and the
+candidate's build in one interleaved, paired, adaptive `tidemark ab` job (orchestrator/run/
+confirm.py), and the gate then exits on what that job finds. Which series it re-measures is the
+gate's `confirm_scope`:
 
-* the paired interval is clear of the threshold on the flagged side → **confirmed**;
-* it lies inside the threshold, or clear on the other side → **not confirmed** (no change);
+* ``flagged``: the regressions the between-run comparison flagged;
+* ``unresolved`` (the default): those, and every series whose between-run threshold is above
+  `min_effect` and that was not flagged faster — a series the runs could not have seen regress
+  by `min_effect`. Only this scope catches a small regression on a noisy machine: the first
+  study (benchmarks/confirm_study.py, smoke runs moving ±40 %) flagged 1 of 10 planted 5 %
+  regressions, so confirming flags alone caught none.
+
+Each re-measured series is judged at `min_effect`, with no noise term: pairing by round already
+removes the whole-run shifts that the between-run noise and tail stand for, and the gate's
+question is whether the code regressed by `min_effect`, not whether the change exceeds a
+threshold widened for between-run noise (judged at the crossed threshold, a paired interval
+of −30 % … +10 % "confirmed no change larger than 37 %", which says nothing about 5 %):
+
+* the paired interval is clear of `min_effect` on the slower side → **confirmed**;
+* it lies inside it, or clear on the faster side → **not confirmed** (no regression);
 * the round budget ran out → **cannot tell**;
 * the runs could not be re-measured (an import, a build that no longer rebuilds to the same
-  binary, another machine) → **provisional**: the between-run verdict stands, marked so, and a
-  regression that could not be checked never passes.
+  binary, another machine) → **provisional**: a flagged regression stands, marked so, and one
+  that could not be checked never passes. Unflagged series of such runs stay between-run
+  verdicts (there is nothing to re-measure them with).
 
-The paired job is judged at the threshold the flag crossed (`confirm_thresholds`), with no
-noise term on top: pairing by round already removes the whole-run shifts the between-run
-noise stands for, and the question is whether the flagged change exceeds that same threshold.
-When both runs used one build, whatever the between-run comparison saw was the machine's
-drift: the confirmation says so whatever the paired job finds.
+When both runs used one build and one config, whatever the between-run comparison saw was the
+machine's drift: nothing is re-measured, and each flag's confirmation says so.
 """
 from __future__ import annotations
 
@@ -34,6 +48,8 @@ NOT_CONFIRMED = "not confirmed"
 CANNOT_CONFIRM = "cannot tell"
 PROVISIONAL = "provisional"
 FLAGGED = (SLOWER, FASTER)
+FLAGGED_SCOPE, UNRESOLVED_SCOPE = "flagged", "unresolved"
+SCOPES = (FLAGGED_SCOPE, UNRESOLVED_SCOPE)
 DRIFT = ("one build and one config on both sides, so what moved between the runs was the "
          "machine (not re-measured)")
 
@@ -45,7 +61,7 @@ class Confirmation:
     series_key: str
     metric: str
     label: str
-    between: Comparison  # the flagged between-run comparison
+    between: Comparison  # the between-run comparison (flagged slower, or unresolved)
     paired: Comparison | None  # None: not re-measured (provisional)
     verdict: str  # CONFIRMED | NOT_CONFIRMED | CANNOT_CONFIRM | PROVISIONAL
     same_build: bool = False  # one build on both sides: the flag was the machine's drift
@@ -53,55 +69,57 @@ class Confirmation:
     why: str = ""  # provisional: why it was not re-measured
 
     def text(self) -> str:
-        """e.g. "readrandom ops_per_sec: flagged between runs −10.8 %; confirmed: no change
+        """e.g. "readrandom ops_per_sec: flagged between runs −10.8 %; not confirmed: no change
         (paired, 24 rounds, −0.3 % … +0.4 %)"."""
-        head = f"{self.label} {self.metric}: flagged between runs {self.between.change_pct:+.1f}%"
+        between = self.between
+        head = (f"{self.label} {self.metric}: flagged between runs {between.change_pct:+.1f}%"
+                if between.verdict == SLOWER else
+                f"{self.label} {self.metric}: between runs {between.change_pct:+.1f}%, not "
+                f"flagged (threshold {between.threshold * 100:.1f}%)")
         if self.paired is None and self.verdict == NOT_CONFIRMED:
             return f"{head}; not confirmed: {DRIFT}"
         if self.paired is None:
             return f"{head}; provisional: {self.why}"
         p = self.paired
-        found = {CONFIRMED: f"confirmed {p.verdict}", NOT_CONFIRMED: "not confirmed: no change",
+        found = {CONFIRMED: f"confirmed {p.verdict}",
+                 NOT_CONFIRMED: f"not confirmed: no regression of {p.threshold * 100:g}%",
                  CANNOT_CONFIRM: "cannot tell"}[self.verdict]
         drift = "; one build on both sides: the machine drifted" if self.same_build else ""
         return (f"{head}; {found} (paired, {p.cand_n} rounds, {(p.ci_low - 1) * 100:+.1f}% … "
                 f"{(p.ci_high - 1) * 100:+.1f}%){drift}")
 
 
-def flagged_rows(report: Report) -> list[Row]:
-    """The rows a gate re-measures: the regressions the between-run comparison flags. A flagged
+def rows_to_confirm(report: Report, min_effect: float, scope: str) -> list[Row]:
+    """The rows a gate re-measures (see the module docstring for the scopes). A flagged
     improvement cannot fail the gate, so it is not worth machine time here: it stays a
     between-run verdict (the first study re-measured improvements too, and they took 5 of its
     first 6 machine-minutes of confirmation)."""
-    return [r for r in report.rows if r.comparison.verdict == SLOWER]
+    if scope not in SCOPES:
+        raise ValueError(f"confirm scope {scope!r}; use one of: {', '.join(SCOPES)}")
+    return [r for r in report.rows if r.comparison.verdict == SLOWER or (
+        scope == UNRESOLVED_SCOPE and r.comparison.verdict != FASTER
+        and not r.comparison.threshold <= min_effect)]  # a NaN threshold is unresolved too
 
 
-def confirm_thresholds(base: Thresholds, rows: Sequence[Row]) -> Thresholds:
-    """The paired job's stopping thresholds: the smallest threshold a flagged row crossed (the
-    strictest question of the job), with no noise term (see the module docstring). Each row is
-    then judged at its own (`row_thresholds`)."""
-    floor = min((r.comparison.threshold for r in rows), default=base.min_effect)
-    return Thresholds(base.alpha, max(base.min_effect, floor), 0.0, 0.0,
-                      base.deterministic_min_effect)
-
-
-def row_thresholds(base: Thresholds, row: Row) -> Thresholds:
-    """The thresholds one flagged row's paired comparison is judged at: the one it crossed."""
-    return confirm_thresholds(base, [row])
+def confirm_thresholds(base: Thresholds) -> Thresholds:
+    """What the paired job stops at and judges every re-measured row at: `min_effect`, with no
+    noise term (see the module docstring)."""
+    return Thresholds(base.alpha, base.min_effect, 0.0, 0.0, base.deterministic_min_effect)
 
 
 def judge(row: Row, paired: Comparison | None, same_build: bool, ab_id: str = "",
           why: str = "") -> Confirmation:
-    """The confirmation of one flagged row by its paired comparison (None: not re-measured).
-    With one build and one config on both sides the code cannot have changed: not confirmed,
-    whatever a paired job would find."""
+    """The confirmation of one re-measured row by its paired comparison (None: not
+    re-measured). The question is always whether the candidate regressed. With one build and
+    one config on both sides the code cannot have changed: not confirmed, whatever a paired
+    job would find."""
     if same_build:
         verdict = NOT_CONFIRMED
     elif paired is None:
         verdict = PROVISIONAL
-    elif paired.verdict == row.comparison.verdict:
+    elif paired.verdict == SLOWER:
         verdict = CONFIRMED
-    elif paired.verdict in (NO_CHANGE, *FLAGGED):
+    elif paired.verdict in (NO_CHANGE, FASTER):
         verdict = NOT_CONFIRMED
     else:  # cannot tell (the budget ran out), not enough rounds
         verdict = CANNOT_CONFIRM
@@ -110,20 +128,25 @@ def judge(row: Row, paired: Comparison | None, same_build: bool, ab_id: str = ""
 
 
 def confirmed_result(result: GateResult, confirmations: Sequence[Confirmation]) -> GateResult:
-    """The gate's result once its flagged rows are confirmed: a row confirmed keeps its
-    verdict, a row not confirmed counts as no change, and a flagged regression that could not be
-    told or re-measured makes the gate 'cannot tell' (a confirmed regression elsewhere still
-    makes it a regression). Every confirmation is one of the reasons."""
+    """The gate's result once its re-measured rows are judged: a row confirmed is a regression
+    (decided on the paired comparison, so its reason names what the pairs measured), a row not
+    confirmed counts as no change, and a re-measured row that could not be told, or a flagged
+    regression that could not be re-measured, makes the gate 'cannot tell' (a confirmed
+    regression elsewhere still makes it a regression). Every confirmation is one of the
+    reasons."""
     by_key = {(c.series_key, c.metric): c for c in confirmations}
     rows = []
     for row in result.report.rows:
         done = by_key.get((row.series_key, row.metric))
-        if done is not None and done.verdict != CONFIRMED:
+        if done is not None and done.verdict == CONFIRMED and done.paired is not None:
+            row = dataclasses.replace(row, comparison=done.paired)
+        elif done is not None:
             row = dataclasses.replace(row, comparison=dataclasses.replace(
                 row.comparison, verdict=NO_CHANGE))
         rows.append(row)
     decision = decide(dataclasses.replace(result.report, rows=tuple(rows)), result.targets)
-    unchecked = any(c.verdict in (PROVISIONAL, CANNOT_CONFIRM) and c.between.verdict == SLOWER
+    unchecked = any(c.verdict == CANNOT_CONFIRM or (c.verdict == PROVISIONAL
+                                                     and c.between.verdict == SLOWER)
                     for c in confirmations)
     code = CANNOT_TELL if decision.code == PASS and unchecked else decision.code
     return dataclasses.replace(result, decision=Decision(

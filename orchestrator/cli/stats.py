@@ -115,10 +115,15 @@ def gate_command(argv: list[str], console: Console) -> None:
     parser.add_argument("--targets", action="store_true", help="also enforce workload targets and bars")
     parser.add_argument("--summary", help="write a Markdown summary (a PR comment) here")
     parser.add_argument("--confirm", action="store_true", help=(
-        "re-measure every flagged regression: both runs' builds interleaved and paired on this "
-        "machine (an adaptive tidemark ab), and exit on that verdict; a run that cannot be "
-        "re-measured (an import, another machine, a build its recipe no longer makes) keeps a "
-        "provisional verdict, and a regression left provisional exits 2"))
+        "re-measure every flagged regression (and, by default, every series the runs could not "
+        "resolve at min_effect): both runs' builds interleaved and paired on this machine (an "
+        "adaptive tidemark ab), judged at min_effect, and exit on that verdict; a run that "
+        "cannot be re-measured (an import, another machine, a build its recipe no longer makes) "
+        "keeps a provisional verdict, and a regression left provisional exits 2"))
+    parser.add_argument("--confirm-scope", choices=("flagged", "unresolved"), help=(
+        "--confirm: re-measure only the flagged regressions, or also every series whose "
+        "between-run threshold is above min_effect (default: confirm_scope in the gate config, "
+        "unresolved)"))
     parser.add_argument("--confirm-rounds", type=int, default=30,
                         help="--confirm: the paired job's round budget (default 30)")
     parser.add_argument("--confirm-minutes", type=float, default=0.0,
@@ -164,16 +169,18 @@ def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
                console: Console) -> tuple[Any, Any]:
     """The gate's result with its flagged series re-measured paired (analysis.confirm), and
     the confirmations."""
-    from ..analysis.confirm import confirmed_result, flagged_rows
+    from ..analysis.confirm import confirmed_result, rows_to_confirm
     from ..analysis.sequential import plan_looks
     from ..run.confirm import ConfirmOptions, confirm
     from ..signals import signals_interrupt
     from .confirm import compose_sides, stored_run
 
-    rows = flagged_rows(result.report)
+    scope = args.confirm_scope or conf.confirm_scope
+    rows = rows_to_confirm(result.report, conf.min_effect, scope)
     if not rows:
-        console.print("confirm: no regression flagged between the runs; nothing to re-measure",
-                      markup=False)
+        console.print("confirm: no regression flagged between the runs" + (
+            f" and every series resolved at {conf.min_effect:.1%}" if scope != "flagged" else "")
+            + "; nothing to re-measure", markup=False)
         return result, ()
     if plan_looks(conf.alpha, args.confirm_rounds) is None:
         raise ConfigError(f"--confirm-rounds {args.confirm_rounds} leaves the stopping rule no "

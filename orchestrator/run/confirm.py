@@ -1,11 +1,12 @@
-"""`tidemark gate --confirm` (side effects): the flagged series of a gate re-measured paired.
+"""`tidemark gate --confirm` (side effects): a gate's series re-measured paired.
 
 The CLI (cli/confirm.py) composes both runs' configs again from their stored overrides, the
-engine pinned to the commit each run measured, only the flagged workloads; here both are
-checked to be re-measurable (a run of this tool, on this machine, whose recipe still builds the
-very build it measured), then run as one interleaved adaptive `tidemark ab` job (run/ab.py)
-judged at the threshold the flag crossed, and each flagged row gets its confirmation
-(analysis.confirm), stored beside the runs. What cannot be re-measured stays provisional.
+engine pinned to the commit each run measured, only the re-measured series' workloads (which
+series: analysis.confirm.rows_to_confirm); here both are checked to be re-measurable (a run of
+this tool, on this machine, whose recipe still builds the very build it measured), then run as
+one interleaved adaptive `tidemark ab` job (run/ab.py) judged at the gate's `min_effect`, and
+each row gets its confirmation (analysis.confirm), stored beside the runs. A flagged regression
+that cannot be re-measured stays provisional.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from rich.console import Console
 
 from .. import verdicts
 from ..analysis.compare import Row
-from ..analysis.confirm import Confirmation, confirm_thresholds, judge, row_thresholds
+from ..analysis.confirm import Confirmation, confirm_thresholds, judge
+from ..analysis.stats import SLOWER
 from ..analysis.paired import INTERLEAVED
 from ..analysis.stats import Thresholds
 from ..build.engine import plan_build
@@ -74,9 +76,10 @@ def _paired_rows(db: Path, ab: dict[str, Any], metrics: Sequence[str],
 def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
             sides: tuple[Side | None, Side | None], db: Path, console: Console,
             options: ConfirmOptions) -> list[Confirmation]:
-    """Re-measure the flagged `rows` of the gated runs (the baseline's row first: side a, the
-    candidate's: side b) and judge each; every confirmation is stored with the gated runs.
-    `runs` are the runs' stored rows (run_id, source, machine_fingerprint, build_id)."""
+    """Re-measure `rows` of the gated runs (the baseline's run first: side a, the candidate's:
+    side b) and judge each; every confirmation is stored with the gated runs. `runs` are the
+    runs' stored rows (run_id, source, machine_fingerprint, build_id). Runs that are not
+    re-measured (one build: drift; or they cannot be) confirm only their flagged rows."""
     base, cand = runs
     here = machine.capture_facts(db.parent)["fingerprint"]
     why = why_not_remeasurable(base, sides[0], here) or why_not_remeasurable(cand, sides[1], here)
@@ -86,21 +89,23 @@ def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
         base.get("build_id") == cand.get("build_id") and None not in sides and \
         sorted(sides[0].overrides) == sorted(sides[1].overrides)  # type: ignore[union-attr]
     if why or same_build:
-        done = [judge(r, None, same_build, why=why) for r in rows]
+        done = [judge(r, None, same_build, why=why) for r in rows
+                if r.comparison.verdict == SLOWER]
     else:
         a, b = sides
         assert a is not None and b is not None
-        thresholds = confirm_thresholds(options.thresholds, rows)
-        console.print(f"confirming {len(rows)} flagged series: {base['run_id']} and "
-                      f"{cand['run_id']} re-measured paired, up to {options.max_rounds} rounds",
+        thresholds = confirm_thresholds(options.thresholds)
+        flagged = sum(r.comparison.verdict == SLOWER for r in rows)
+        console.print(f"confirming {len(rows)} series ({flagged} flagged between the runs): "
+                      f"{base['run_id']} and {cand['run_id']} re-measured paired, up to "
+                      f"{options.max_rounds} rounds, judged at {thresholds.min_effect:.1%}",
                       markup=False, soft_wrap=True)
         ab = run_ab(a, b, console, AbOptions(
             design=INTERLEAVED, adaptive=True, max_rounds=options.max_rounds,
             max_minutes=options.max_minutes, metrics=options.metrics, thresholds=thresholds))
+        paired = _paired_rows(db, ab, options.metrics, thresholds)
         done = []
-        for row in rows:  # each judged at the threshold it crossed
-            paired = _paired_rows(db, ab, options.metrics,
-                                  row_thresholds(options.thresholds, row))
+        for row in rows:
             key = (row.series_key, row.metric)
             done.append(judge(row, paired.get(key), same_build, ab["ab_id"], "" if key in paired
                               else f"ab {ab['ab_id']} measured no comparable rounds of it"))

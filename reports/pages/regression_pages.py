@@ -52,16 +52,18 @@ def _confirmation_row(c: dict[str, Any], base: str) -> list[Any]:
 def confirmations_page(data: StatsData, base: str = "../") -> Page:
     intro = Markup(
         "A change between two separate runs is only flagged: whole runs of one binary move by "
-        "several percent on a shared machine. <code>tidemark gate --confirm</code> re-measures "
-        "both runs' builds interleaved and paired (an adaptive A/B job, on the run's pinned CPU), "
-        "judged at the threshold the flag crossed, and the gate exits on that: "
+        "several percent on a shared machine, and a series they call unchanged was only checked "
+        "at a threshold widened for that. <code>tidemark gate --confirm</code> re-measures "
+        "both runs' builds interleaved and paired (an adaptive A/B job, on the run's pinned CPU) "
+        "for every flagged regression and every series whose between-run threshold is above the "
+        "gate's minimum effect, judges each at that minimum effect, and exits on that: "
         "<b>confirmed</b>, <b>not confirmed</b> (no change), <b>cannot tell</b>, or "
         "<b>provisional</b> when the runs could not be measured again (an import, another "
         "machine, a build its recipe no longer makes). A provisional regression never passes.")
     rows = [_confirmation_row(c, base) for c in data.confirmations]
     table = Table(("when (UTC)", "series", "metric", "baseline", "candidate",
-                   "flagged between runs", "confirmation", "paired: change, 95% interval, rounds",
-                   "note"), rows, (False,) * 9)
+                   "between runs: change (threshold)", "confirmation",
+                   "paired: change, 95% interval, rounds", "note"), rows, (False,) * 9)
     sections = [Section("Every confirmation", tables=[table])] if rows else []
     return Page("Confirmations", intro, sections, wide=True,
                 empty="No `tidemark gate --confirm` has run against this database yet.")

@@ -91,7 +91,7 @@ def test_the_nightly_flow_confirms_a_dearer_commit_bisects_it_and_exits_1(tmp_pa
                       "ORDER BY r.run_id", [ab_id])
     assert [s for (s,) in shas] == [good, head]
     page = (out / "site" / "statistics" / "confirmations.html").read_text()
-    assert "confirmed" in page and "flagged between runs" in page
+    assert "confirmed" in page and "between runs: change (threshold)" in page
     assert "make every read spin" in (out / "site" / "statistics" / "bisects.html").read_text()
 
 

@@ -1,12 +1,14 @@
-"""Confirmation of flagged between-run verdicts (analysis.confirm): pure logic."""
+"""Confirmation of between-run verdicts by paired re-measurement (analysis.confirm): pure
+logic."""
 import dataclasses
 
 import pytest
 
 from orchestrator.analysis.compare import build_report
 from orchestrator.analysis.confirm import (CANNOT_CONFIRM, CONFIRMED, NOT_CONFIRMED, PROVISIONAL,
-                                           confirm_thresholds, confirmed_result, flagged_rows,
-                                           judge)
+                                           FLAGGED_SCOPE, UNRESOLVED_SCOPE,
+                                           confirm_thresholds, confirmed_result, judge,
+                                           rows_to_confirm)
 from orchestrator.analysis.decide import CANNOT_TELL, PASS, REGRESSION, GateResult, decide
 from orchestrator.analysis.noise import History
 from orchestrator.analysis.stats import (FASTER, NO_CHANGE, SLOWER, UNDECIDED, Comparison,
@@ -26,9 +28,53 @@ def _paired(verdict: str, ratio: float = 1.0) -> Comparison:
                       0.02, verdict, "sequential")
 
 
+def flagged_rows(report):
+    return rows_to_confirm(report, 0.02, FLAGGED_SCOPE)
+
+
+def _widened(result: GateResult, threshold: float) -> GateResult:
+    """The result as if the series' between-run threshold were `threshold` (its tail)."""
+    rows = tuple(dataclasses.replace(r, comparison=dataclasses.replace(
+        r.comparison, threshold=threshold)) for r in result.report.rows)
+    return dataclasses.replace(result, report=dataclasses.replace(result.report, rows=rows))
+
+
 def test_only_regressions_are_re_measured():
     assert [r.comparison.verdict for r in flagged_rows(_result().report)] == [SLOWER]
     assert flagged_rows(_result(BASE).report) == []
+
+
+@pytest.mark.parametrize("threshold, rows", [(0.37, 1), (0.02, 0), (float("nan"), 1)])
+def test_unresolved_scope_also_re_measures_a_series_the_runs_could_not_resolve(threshold, rows):
+    """No change between runs at a 37 % threshold says nothing about 2 %: re-measured; at a
+    2 % threshold it did resolve 2 %."""
+    report = _widened(_result(BASE), threshold).report
+    assert report.rows[0].comparison.verdict == NO_CHANGE
+    assert len(rows_to_confirm(report, 0.02, UNRESOLVED_SCOPE)) == rows
+    assert rows_to_confirm(report, 0.02, FLAGGED_SCOPE) == []
+    faster = _widened(_result((110.0, 111, 109, 110, 112)), 0.05).report
+    assert rows_to_confirm(faster, 0.02, UNRESOLVED_SCOPE) == []
+    with pytest.raises(ValueError, match="use one of: flagged, unresolved"):
+        rows_to_confirm(report, 0.02, "all")
+
+
+@pytest.mark.parametrize("paired, verdict, code", [
+    (_paired(SLOWER, 0.95), CONFIRMED, REGRESSION),
+    (_paired(NO_CHANGE), NOT_CONFIRMED, PASS),
+    (_paired(FASTER, 1.05), NOT_CONFIRMED, PASS),
+    (_paired(UNDECIDED), CANNOT_CONFIRM, CANNOT_TELL),  # never a pass it could not check
+])
+def test_an_unresolved_series_regresses_only_when_the_pairs_say_so(paired, verdict, code):
+    result = _widened(_result(BASE), 0.37)
+    (row,) = rows_to_confirm(result.report, 0.02, UNRESOLVED_SCOPE)
+    done = judge(row, paired, same_build=False, ab_id="ab-1")
+    assert done.verdict == verdict
+    confirmed = confirmed_result(result, [done])
+    assert confirmed.decision.code == code
+    assert done.text().startswith("readrandom ops_per_sec: between runs +0.0%, not flagged "
+                                  "(threshold 37.0%); ")
+    if code == REGRESSION:  # decided on what the pairs measured
+        assert any("-5.0%" in r for r in confirmed.decision.reasons)
 
 
 @pytest.mark.parametrize("paired, verdict, code", [
@@ -66,14 +112,10 @@ def test_a_flagged_improvement_is_not_re_measured_and_does_not_block_the_gate():
     assert confirmed_result(result, []).decision.code == PASS
 
 
-def test_the_paired_job_is_judged_at_the_threshold_the_flag_crossed_without_noise():
-    result = _result()
-    rows = flagged_rows(result.report)
-    wide = [dataclasses.replace(r, comparison=dataclasses.replace(r.comparison, threshold=0.07))
-            for r in rows]
-    got = confirm_thresholds(Thresholds(min_effect=0.02, noise_k=2.0), wide)
-    assert (got.min_effect, got.noise_k, got.unmeasured_noise) == (0.07, 0.0, 0.0)
-    assert confirm_thresholds(Thresholds(min_effect=0.02), []).min_effect == 0.02
+def test_the_paired_job_is_judged_at_min_effect_without_noise():
+    """Not at the (tail-widened) threshold a flag crossed: pairing removes what widened it."""
+    got = confirm_thresholds(Thresholds(min_effect=0.02, noise_k=2.0, tail_quantile=0.9))
+    assert (got.min_effect, got.noise_k, got.unmeasured_noise) == (0.02, 0.0, 0.0)
 
 
 @pytest.mark.parametrize("paired", [None, _paired(SLOWER, 0.9), _paired(UNDECIDED)])
