@@ -91,6 +91,9 @@ class Results:
     gate: GateConf  # its thresholds decide every verdict on the site, as in `tidemark gate`
     phases: pd.DataFrame  # what each phase cost, for the newest runs (queries.read_phases)
     imported: pd.DataFrame  # every metric of the imported runs (queries.read_imported_values)
+    # Gives the instruction counts of runs built from a commit (the Commits page), read only
+    # when a run has a commit.
+    commit_instructions_read: Callable[[], pd.DataFrame] = lambda: pd.DataFrame()
 
     @property
     def verdicts(self) -> SiteVerdicts:
@@ -101,16 +104,22 @@ class Results:
         return self.residency_read()
 
 
-def _residency_when_asked(db: Path) -> Callable[[], pd.DataFrame]:
+    @property
+    def commit_instructions(self) -> pd.DataFrame:
+        return self.commit_instructions_read()
+
+
+def _read_when_asked(db: Path, read: Callable[[Any], pd.DataFrame]
+                     ) -> Callable[[], pd.DataFrame]:
     @functools.cache
-    def residency() -> pd.DataFrame:
+    def frame() -> pd.DataFrame:
         con = queries.open_results(db)
         try:
-            return aggregates.read_residency(con)
+            return read(con)
         finally:
             con.close()
 
-    return residency
+    return frame
 
 
 def points_of_runs(db: Path, run_ids: list[str], first: RunReads) -> pd.DataFrame:
@@ -182,10 +191,11 @@ def read_results(db: Path, gate: GateConf, first: RunReads | None = None,
                                   _coverage_reader(first, cache))
             verdicts = lambda: found  # noqa: E731 - read already
         phased = sorted(set(latest.values()) | detailed_runs(runs))
-        return Results(runs, points, machines, _residency_when_asked(db), windows, intervals,
-                       first.aa_pairs if first else aa_pairs(con), verdicts, gate,
-                       queries.read_phases(con, phased),
-                       first.imported if first else queries.read_imported_values(con))
+        return Results(runs, points, machines, _read_when_asked(db, aggregates.read_residency),
+                       windows, intervals, first.aa_pairs if first else aa_pairs(con), verdicts,
+                       gate, queries.read_phases(con, phased),
+                       first.imported if first else queries.read_imported_values(con),
+                       _read_when_asked(db, queries.read_commit_instructions))
     finally:
         con.close()
 

@@ -323,6 +323,27 @@ def read_user_notes(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
     return {run_id: list(notes) for run_id, notes in con.execute(_NOTES).fetchall()}
 
 
+# Instructions per operation (callgrind) of the runs built from a commit, per run, workload and
+# threads (a callgrind pass reads fewer keys, so its series key is not the timed one's).
+_COMMIT_INSTRUCTIONS = """
+    SELECT i.run_id, i.workload, i.threads, median(m.value) AS instructions_median,
+           any_value(r.started_at) AS started_at
+    FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
+    JOIN builds b ON b.build_id = r.build_id
+    WHERE i.phase = 'callgrind' AND i.status = 'ok' AND m.name = 'instructions_per_op'
+      AND b.commit_sha IS NOT NULL
+    GROUP BY i.run_id, i.workload, i.threads
+    ORDER BY started_at, i.run_id, i.workload, i.threads"""
+
+
+def read_commit_instructions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The Commits page's instruction counts (empty before builds had commits, schema v9)."""
+    if not has_column(con, "builds", "commit_sha"):
+        return pd.DataFrame(columns=["run_id", "workload", "threads", "instructions_median",
+                                     "started_at"])
+    return con.execute(_COMMIT_INSTRUCTIONS).df()
+
+
 def read_phases(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
     """Invocations, total and median wall time per run × workload × phase of `run_ids`."""
     return con.execute(_PHASES, [run_ids]).df()

@@ -54,6 +54,11 @@ class PageInputs:
             compared.add(verdicts.gate.report.base["run_id"])
         return PointLookup(self.points[self.points["run_id"].isin(compared)])
 
+    def commit_instructions(self) -> Any:
+        """The Commits page's instruction counts, read only when some run has a commit."""
+        has = "commit_sha" in self.runs and self.runs["commit_sha"].notna().any()
+        return self.results.commit_instructions if has else None
+
     def workload_notes(self) -> dict[str, list[str]]:
         return {name: [str(n) for n in conf.get("notes") or []]
                 for name, conf in self.configs.workloads.items()}
@@ -77,7 +82,8 @@ PAGES = (
                lambda i: latest_refresh_page(i.points, i.runs, i.workload_notes())),
     ListedPage("history.md", "Summary", EARLY,
                lambda i: history_page(i.runs, i.points, i.configs.instrumented)),
-    ListedPage("commits.md", "Summary", EARLY, lambda i: commits_page(i.points, i.runs)),
+    ListedPage("commits.md", "Summary", EARLY,
+               lambda i: commits_page(i.points, i.runs, i.commit_instructions())),
     ListedPage("gate.md", "Summary", VERDICTS,
                lambda i: gate_page(i.runs, i.results.verdicts, i.lookup)),
     ListedPage("percentiles.md", "Analysis", ANALYSIS, lambda i: percentiles_page(i.points)),

@@ -353,16 +353,19 @@ def commit_chart(points: list[dict[str, Any]], div_id: str) -> str:
     return _fragment(traces, layout, div_id)
 
 
-def commit_trend_chart(lines: list[dict[str, Any]], commits: list[str], div_id: str) -> str:
-    """Median ops/s per run against its commit, the commits in commit order on a category axis
-    (each once, even where a series skipped one); a point's hover names commit and run."""
+def commit_trend_chart(lines: list[dict[str, Any]], commits: list[str], div_id: str,
+                       unit: str = "ops/s", axis: str = "ops/s (median of repetitions)") -> str:
+    """Median ops/s (or `unit`) per run against its commit, the commits in commit order on a
+    category axis (each once, even where a series skipped one); a point's hover names commit
+    and run."""
     traces = [dict(type="scatter", mode="lines+markers", x=[html.escape(c) for c in item["x"]],
                    y=item["y"], name=html.escape(item["label"]),
                    text=[html.escape(r) for r in item["runs"]],
                    line=dict(color=COLORS[index % len(COLORS)], width=2),
-                   hovertemplate="%{x}<br>run %{text}<br>%{y:,.0f} ops/s<extra></extra>")
+                   hovertemplate=f"%{{x}}<br>run %{{text}}<br>%{{y:,.0f}} {unit}<extra></extra>")
               for index, item in enumerate(lines)]
     x_axis = dict(title=dict(text="commit (in commit order)"), type="category",
                   categoryorder="array", categoryarray=[html.escape(c) for c in commits],
                   automargin=True, tickangle=-30)
-    return _fragment(traces, _layout(x_axis, _ops_axis(), [t["name"] for t in traces]), div_id)
+    return _fragment(traces, _layout(x_axis, _ops_axis(axis), [t["name"] for t in traces]),
+                     div_id)

@@ -3,7 +3,9 @@
 A date axis hides what an engine team asks of a history: which commit moved a number. Here the
 runs whose build has a commit (git or local sources; orchestrator/build/revision.py) are put in
 the order of their commits' dates, each commit once on the x axis, named by short sha and
-subject; every point and row links to the run that produced it.
+subject; every point and row links to the run that produced it. Where runs counted
+instructions (callgrind=true), a second chart per workload draws instructions per operation the
+same way: there a few-percent step between two commits stands clear of the machine's noise.
 """
 from __future__ import annotations
 
@@ -62,7 +64,28 @@ def _section(workload: str, mine: pd.DataFrame, index: int) -> Section:
                    chart=commit_trend_chart(lines, order, f"commits-{index}"))
 
 
-def commits_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
+def _instructions_section(workload: str, mine: pd.DataFrame, index: int) -> Section:
+    """`mine`: one workload's instruction counts of committed runs, in commit order."""
+    order = list(dict.fromkeys(mine["commit"]))
+    lines = [{"label": f"{workload} ×{threads}", "x": list(rows["commit"]),
+              "y": list(rows["instructions_median"]), "runs": list(rows["run_id"])}
+             for threads, rows in mine.groupby("threads", sort=True)]
+    rows = [[p["commit"], str(p["commit_date"])[:16], str(p["threads"]),
+             Link(num(p["instructions_median"]), run_href(p["run_id"], ""))]
+            for p in records(mine)]
+    table = Table(("commit", "committed", "threads", "instructions/op (median)"), rows,
+                  (False, False, True, True))
+    name = f"{workload}: instructions per operation (callgrind)"
+    return Section(name, text=Markup("{} commits, {} runs").format(
+        len(order), mine["run_id"].nunique()), anchor=f"{slug(workload).lower()}-instructions",
+        tables=[table], chart=commit_trend_chart(
+            lines, order, f"commits-instructions-{index}", "instructions/op",
+            "instructions per operation (callgrind, median)"))
+
+
+def commits_page(points: pd.DataFrame, runs: pd.DataFrame,
+                 instructions: pd.DataFrame | None = None) -> Page:
+    """`instructions`: queries.read_commit_instructions (None or empty: no such chart)."""
     intro = Markup(
         "The runs of engines built from git (or a local checkout), per workload, in the order "
         "of their commits' dates: each commit once on the x axis (short sha and subject), the "
@@ -70,9 +93,16 @@ def commits_page(points: pd.DataFrame, runs: pd.DataFrame) -> Page:
         "a step between two commits is where to look, and <code>tidemark bisect</code> finds "
         "the commit between two that are far apart.")
     frame = _committed(points, runs)
-    sections = [] if frame.empty else [
-        _section(workload, mine, index)
-        for index, (workload, mine) in enumerate(frame.groupby("workload", sort=True))]
+    counted = pd.DataFrame() if instructions is None or instructions.empty else \
+        _committed(instructions, runs)
+    sections = []
+    for index, workload in enumerate(sorted(set(frame.get("workload", ())) |
+                                            set(counted.get("workload", ())))):
+        if not frame.empty and (frame["workload"] == workload).any():
+            sections.append(_section(workload, frame[frame["workload"] == workload], index))
+        if not counted.empty and (counted["workload"] == workload).any():
+            sections.append(_instructions_section(
+                workload, counted[counted["workload"] == workload], index))
     return Page("Commits", intro, sections,
                 empty="No run of an engine built from a commit yet (engine.source.kind=git or "
                       "local).")

@@ -31,3 +31,26 @@ def test_runs_stand_at_their_commit_in_commit_order():
     assert "3 commits, 3 runs" in section.text
     assert section.chart.index("first") < section.chart.index("third")
     assert commits_page(points, runs.assign(commit_sha=None)).sections == []
+
+
+def test_instruction_counts_get_their_own_chart_in_commit_order():
+    """Runs that counted instructions (callgrind) show them per workload beside ops/s, each
+    number linked to its run; a workload counted but not timed still gets its chart."""
+    runs = pd.DataFrame([
+        {"run_id": f"R{n}", "commit_sha": sha * 40, "commit_subject": subject,
+         "commit_dirty": None, "commit_date": pd.Timestamp(f"2026-11-0{n}", tz="UTC")}
+        for n, sha, subject in ((1, "a", "first"), (2, "b", "make reads spin"))])
+    counted = pd.DataFrame([{"run_id": run, "workload": "readrandom", "threads": 1,
+                             "instructions_median": value,
+                             "started_at": pd.Timestamp("2026-11-20", tz="UTC")}
+                            for run, value in (("R2", 4200.0), ("R1", 4000.0))])
+    points = pd.DataFrame([{**IDENTITY, "run_id": "R1", "ops_median": 100.0,
+                            "started_at": pd.Timestamp("2026-11-20", tz="UTC")}])
+    timed, instructions = commits_page(points, runs, counted).sections
+    assert timed.title == "readrandom" and "instructions" in instructions.title
+    rows = instructions.tables[0].rows
+    assert [r[0] for r in rows] == ["aaaaaaaaaaaa first", "bbbbbbbbbbbb make reads spin"]
+    assert rows[1][3].href == "runs/R2.md" and rows[1][3].text == "4,200"
+    assert "instructions per operation (callgrind, median)" in instructions.chart
+    (alone,) = commits_page(points.iloc[0:0], runs, counted).sections
+    assert "instructions" in alone.title
