@@ -3,32 +3,40 @@ benchmark, not a test; issue 33, after benchmarks/confirm_study.py caught 0 of 1
 
 The setting the first study pointed to, the power study's (benchmarks/power.py): RocksDB 7.8.3
 readrandom alone (200,000 keys, 100,000 reads, 6 repetitions) on machine=ci-2core-shielded (the
-engine on CPU 1, Tidemark on CPU 0), gated at the default `min_effect` (2 %) with the default
-tail, four ways per pair (a paired job of at most 60 rounds: `--confirm-rounds 60`, as
-scripts/nightly.sh; LevelDB's readrandom of 100,000 keys was tried first and dropped: its
-invocations scattered from 290,000 to 610,000 ops/s within one job):
+engine on CPU 1, Tidemark on CPU 0), with instruction counts beside (callgrind=true: 2
+repetitions of 10,000 reads under callgrind per run), gated at the default `min_effect` (2 %)
+with the default tail. LevelDB's readrandom of 100,000 keys was tried first and dropped: its
+invocations scattered from 290,000 to 610,000 ops/s within one paired job.
 
-- ``before_tail``: between runs, noise only (`tail_quantile: 0`), no re-measurement;
-- ``with_tail``: between runs, today's default threshold, no re-measurement;
-- ``flagged``: with the tail, `--confirm --confirm-scope flagged` (re-measures a flagged
-  regression only; run only when ``with_tail`` flagged one);
-- ``unresolved``: with the tail, `--confirm` (the default scope: also every series whose
-  between-run threshold is above `min_effect`).
+Each pair is gated four ways:
+
+- ``before_tail``: ops/s between runs, noise only (`tail_quantile: 0`);
+- ``with_tail``: ops/s between runs, today's default threshold;
+- ``unresolved``: ops/s with `--confirm --confirm-rounds 60` (the default scope: every flagged
+  regression and every series whose between-run threshold is above `min_effect` re-measured
+  in one paired job of at most 60 rounds, judged at 2 %), as scripts/nightly.sh;
+- ``instructions``: instructions per read (`--metric instructions_per_op --confirm
+  --confirm-rounds 20`; a change between runs is flagged by the deterministic rule, at 0.5 %,
+  and re-measured paired under callgrind).
+
+and the summary adds ``both``: what a gate of both metrics decides (a confirmed regression of
+either, else "cannot tell" if either could not tell), derived from the last two.
 
 Runs:
 
-- **Same binary** (`--pairs N`): N + 1 runs in a row into one DB, every other one with
-  `planted_ns=0` (nothing planted: the very same binary and work, but a config that differs, so
-  the drift rule, which skips re-measuring one build and one config, does not apply and every
-  pair is really re-measured); each run from the second on gated against the previous one.
-  Every exit 1 is a false alarm.
+- **Same binary** (`--pairs N`): N + 1 runs in a row into one DB, each from the second on gated
+  against the previous one. Every exit 1 is a false alarm. (One build and one config on both
+  sides: `--confirm` re-measures nothing, the drift rule; the paired rule's own false alarms are
+  the power study's A/A trials. An earlier attempt alternated `planted_ns=0` to force a
+  re-measurement of every pair: on 2026-11-29 both re-measured pairs ended "cannot tell" after
+  60 rounds, −5.8 % … +7.9 % and −6.0 % … +2.7 %, two minutes each.)
 - **Planted 5 %** (`--planted K`): K trials, each on a copy of that history: a baseline run, then
   a candidate whose every DB::Get spins `planted_ns` = 5 % of the median per-read time of the
   same-binary runs (orchestrator/build/planted.py). Caught = exit 1.
 
-A re-measurement's cost is the wall time of its `tidemark gate --confirm` (one paired job, up to
-60 rounds of both sides): machine-minutes on the 2-core box. Every pair is appended to
-benchmarks/catch_study.json as it ends; `--resume` continues an interrupted study.
+A re-measurement's cost is the wall time of its `tidemark gate --confirm`: machine-minutes on
+the 2-core box. Every pair is appended to benchmarks/catch_study.json as it ends; `--resume`
+continues an interrupted study.
 
     .venv/bin/python benchmarks/catch_study.py [--pairs 20] [--planted 10] [--resume]
 """
@@ -51,13 +59,13 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "catch_study.json"
 RUN = ["engine=rocksdb", "workload=readrandom", "workload.params.num=200000",
        "workload.params.reads=100000", "repetitions=6", "machine=ci-2core-shielded",
-       "counters=false"]
-ROUNDS = ("--confirm-rounds", "60")
+       "counters=false", "callgrind=true", "callgrind_ops=10000", "callgrind_repetitions=2"]
 # way → (gate config text added to the default, gate arguments)
 WAYS = {"before_tail": ("tail_quantile: 0\n", ()),
         "with_tail": ("", ()),
-        "flagged": ("", ("--confirm", "--confirm-scope", "flagged", *ROUNDS)),
-        "unresolved": ("", ("--confirm", *ROUNDS))}
+        "unresolved": ("", ("--confirm", "--confirm-rounds", "60")),
+        "instructions": ("", ("--metric", "instructions_per_op", "--confirm",
+                              "--confirm-rounds", "20"))}
 
 
 def run(work: Path, db: Path, *extra: str) -> str:
@@ -92,12 +100,12 @@ def gate(db: Path, base: str, cand: str, config: Path, args: tuple[str, ...]) ->
 
 
 def judge_pair(db: Path, base: str, cand: str, configs: dict[str, Path]) -> dict:
-    out = {}
-    for way, (_, args) in WAYS.items():
-        if way == "flagged" and out["with_tail"]["exit"] != 1:  # nothing flagged: nothing to do
-            out[way] = {**out["with_tail"], "seconds": 0.0, "remeasured": False}
-            continue
-        out[way] = gate(db, base, cand, configs[way], args)
+    out = {way: gate(db, base, cand, configs[way], args) for way, (_, args) in WAYS.items()}
+    exits = (out["unresolved"]["exit"], out["instructions"]["exit"])
+    out["both"] = {"exit": 1 if 1 in exits else 2 if 2 in exits else 0, "derived": True,
+                   "seconds": out["unresolved"]["seconds"] + out["instructions"]["seconds"],
+                   "remeasured": out["unresolved"]["remeasured"] or
+                   out["instructions"]["remeasured"]}
     return out
 
 
@@ -106,7 +114,7 @@ def summary(doc: dict) -> dict:
     for phase in ("same_binary", "planted"):
         pairs = doc[phase]
         out[f"{phase}.pairs"] = len(pairs)
-        for way in WAYS:
+        for way in (*WAYS, "both"):
             exits = [p[way]["exit"] for p in pairs]
             out[f"{phase}.{way}.exit1"] = sum(e == 1 for e in exits)
             out[f"{phase}.{way}.exit2"] = sum(e == 2 for e in exits)
@@ -137,14 +145,14 @@ def main() -> None:
                "planted_share": PLANTED_SHARE, "same_binary": [], "planted": [], "runs": []}
         doc["runs"].append(run(work, db, "label=study"))
     while len(doc["same_binary"]) < args.pairs:
-        index = len(doc["runs"])
-        doc["runs"].append(run(work, db, "label=study", *(["planted_ns=0"] if index % 2 else [])))
+        doc["runs"].append(run(work, db, "label=study"))
         base, cand = doc["runs"][-2:]
         doc["same_binary"].append({"base": base, "cand": cand,
                                    **judge_pair(db, base, cand, configs)})
         save(doc)
         print(f"same binary {len(doc['same_binary'])}/{args.pairs}: "
-              f"{ {w: doc['same_binary'][-1][w]['exit'] for w in WAYS} }", flush=True)
+              f"{ {w: p['exit'] for w, p in doc['same_binary'][-1].items() if w in WAYS} }",
+              flush=True)
     doc.setdefault("planted_ns", round(PLANTED_SHARE * per_read_ns(db), 1))
     while len(doc["planted"]) < args.planted:
         copy = work / f"trial-{len(doc['planted'])}.duckdb"
@@ -156,7 +164,8 @@ def main() -> None:
         copy.unlink()
         save(doc)
         print(f"planted {len(doc['planted'])}/{args.planted}: "
-              f"{ {w: doc['planted'][-1][w]['exit'] for w in WAYS} }", flush=True)
+              f"{ {w: p['exit'] for w, p in doc['planted'][-1].items() if w in WAYS} }",
+              flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 

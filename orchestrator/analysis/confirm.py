@@ -47,7 +47,6 @@ CONFIRMED = "confirmed"
 NOT_CONFIRMED = "not confirmed"
 CANNOT_CONFIRM = "cannot tell"
 PROVISIONAL = "provisional"
-FLAGGED = (SLOWER, FASTER)
 FLAGGED_SCOPE, UNRESOLVED_SCOPE = "flagged", "unresolved"
 SCOPES = (FLAGGED_SCOPE, UNRESOLVED_SCOPE)
 DRIFT = ("one build and one config on both sides, so what moved between the runs was the "
@@ -56,7 +55,7 @@ DRIFT = ("one build and one config on both sides, so what moved between the runs
 
 @dataclass(frozen=True)
 class Confirmation:
-    """One flagged series and metric: what the runs showed and what the paired job found."""
+    """One re-measured series and metric: what the runs showed and what the paired job found."""
 
     series_key: str
     metric: str
