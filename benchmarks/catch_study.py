@@ -53,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import confirm_study  # noqa: E402
 from benchmarks.confirm_study import PLANTED_SHARE, per_read_ns, tidemark  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,21 +70,11 @@ WAYS = {"before_tail": ("tail_quantile: 0\n", ()),
 
 
 def run(work: Path, db: Path, *extra: str) -> str:
-    proc = tidemark("run", *RUN, *extra, f"db={db}", f"results_dir={work}",
-                    f"data_dir={work / 'data'}")
-    if proc.returncode != 0:
-        raise SystemExit(f"run failed: {proc.stderr[-800:]}")
-    return proc.stdout.split("run ")[-1].split(":")[0]
+    return confirm_study.run(work, db, *extra, spec=RUN)
 
 
 def gate_configs(work: Path) -> dict[str, Path]:
-    default = (REPO / "conf" / "gate" / "default.yaml").read_text()
-    paths = {}
-    for way, (extra, _) in WAYS.items():
-        path = work / f"gate-{way}.yaml"
-        path.write_text(default.replace("tail_quantile: 0.9\n", "") + extra if extra else default)
-        paths[way] = path
-    return paths
+    return confirm_study.gate_configs(work, {way: extra for way, (extra, _) in WAYS.items()})
 
 
 def gate(db: Path, base: str, cand: str, config: Path, args: tuple[str, ...]) -> dict:

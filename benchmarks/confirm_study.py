@@ -48,18 +48,20 @@ def tidemark(*args: str) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL)
 
 
-def run(work: Path, db: Path, *extra: str) -> str:
-    proc = tidemark("run", *RUN, *extra, f"db={db}", f"results_dir={work}",
+def run(work: Path, db: Path, *extra: str, spec: list[str] = RUN) -> str:
+    """One `tidemark run` of `spec` (this study's, or catch_study's) into db; its run id."""
+    proc = tidemark("run", *spec, *extra, f"db={db}", f"results_dir={work}",
                     f"data_dir={work / 'data'}")
     if proc.returncode != 0:
         raise SystemExit(f"run failed: {proc.stderr[-800:]}")
     return proc.stdout.split("run ")[-1].split(":")[0]
 
 
-def gate_configs(work: Path) -> dict[str, Path]:
+def gate_configs(work: Path, rules: dict[str, str] = RULES) -> dict[str, Path]:
+    """A gate config per rule: the default one, its tail replaced by the rule's text if any."""
     default = (REPO / "conf" / "gate" / "default.yaml").read_text()
     paths = {}
-    for name, extra in RULES.items():
+    for name, extra in rules.items():
         path = work / f"gate-{name}.yaml"
         path.write_text(default.replace("tail_quantile: 0.9\n", "") + extra if extra else default)
         paths[name] = path
