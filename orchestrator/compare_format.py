@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from rich.table import Table
 
 from .analysis.compare import Report, Row
-from .analysis.confirm import CANNOT_CONFIRM, PROVISIONAL, Confirmation
+from .analysis.confirm import Confirmation, judged_row, unchecked
 from .analysis.stats import FASTER, NO_CHANGE, SLOWER
 
 MARK = {FASTER: "✅ faster", SLOWER: "❌ slower"}
@@ -126,13 +126,6 @@ def as_json(report: Report) -> str:
 # spent, failed invocations, a flagged regression left unconfirmed) skips it; else it passed.
 
 
-def _unconfirmed(row: Row, confirmations: Mapping[tuple[str, str], Confirmation]) -> str:
-    """Why a flagged regression is not a verdict yet (gate --confirm could not re-measure or
-    tell), or ""."""
-    done = confirmations.get((row.series_key, row.metric))
-    return done.text() if done and done.verdict in (PROVISIONAL, CANNOT_CONFIRM) else ""
-
-
 def _row_line(row: Row) -> str:
     c = row.comparison
     return (f"{row.metric}: {num(c.base_median)} → {num(c.cand_median)} ({change_text(row)}, "
@@ -142,15 +135,18 @@ def _row_line(row: Row) -> str:
 
 def _outcome(rows: Sequence[Row], confirmations: Mapping[tuple[str, str], Confirmation]
              ) -> tuple[str, str]:
-    """('failure' | 'skipped' | 'passed', the message) of one series' rows."""
-    held = [r for r in rows if r.comparison.verdict == SLOWER and _unconfirmed(r, confirmations)]
-    slower = [r for r in rows if r.comparison.verdict == SLOWER and r not in held]
+    """('failure' | 'skipped' | 'passed', the message) of one series' rows, as the gate judged
+    them (after `gate --confirm`: analysis.confirm.judged_row)."""
+    done = [confirmations.get((r.series_key, r.metric)) for r in rows]
+    held = [(r, d) for r, d in zip(rows, done) if d is not None and unchecked(d)]
+    judged = [judged_row(r, d) for r, d in zip(rows, done) if d is None or not unchecked(d)]
+    slower = [r for r in judged if r.comparison.verdict == SLOWER]
     if slower:
         return "failure", "; ".join(f"{r.metric} {change_text(r)} (threshold "
                                     f"{r.comparison.threshold * 100:.1f}%)" for r in slower)
-    unknown = [f"{r.metric}: {_unconfirmed(r, confirmations)}" for r in held]
+    unknown = [f"{r.metric}: {d.text()}" for r, d in held]
     unknown += [f"{r.metric}: {r.comparison.verdict} (n={r.comparison.base_n}/"
-                f"{r.comparison.cand_n})" for r in rows
+                f"{r.comparison.cand_n})" for r in judged
                 if r.comparison.verdict not in (SLOWER, FASTER, NO_CHANGE)]
     failed = max(r.failed[1] for r in rows)
     if failed:

@@ -126,27 +126,35 @@ def judge(row: Row, paired: Comparison | None, same_build: bool, ab_id: str = ""
                         same_build, ab_id, why)
 
 
+def judged_row(row: Row, done: Confirmation | None) -> Row:
+    """The row as the gate judges it once confirmed: confirmed → its paired comparison (a
+    regression, its numbers what the pairs measured); anything else → no regression (a row left
+    `unchecked` then makes the gate unable to tell). The gate's decision and its JUnit cases
+    both ask this."""
+    if done is None:
+        return row
+    if done.verdict == CONFIRMED and done.paired is not None:
+        return dataclasses.replace(row, comparison=done.paired)
+    return dataclasses.replace(row, comparison=dataclasses.replace(
+        row.comparison, verdict=NO_CHANGE))
+
+
+def unchecked(done: Confirmation) -> bool:
+    """A re-measured row the paired job could not tell, or a flagged regression that could not
+    be re-measured: never a pass."""
+    return done.verdict == CANNOT_CONFIRM or (done.verdict == PROVISIONAL
+                                              and done.between.verdict == SLOWER)
+
+
 def confirmed_result(result: GateResult, confirmations: Sequence[Confirmation]) -> GateResult:
-    """The gate's result once its re-measured rows are judged: a row confirmed is a regression
-    (decided on the paired comparison, so its reason names what the pairs measured), a row not
-    confirmed counts as no change, and a re-measured row that could not be told, or a flagged
-    regression that could not be re-measured, makes the gate 'cannot tell' (a confirmed
-    regression elsewhere still makes it a regression). Every confirmation is one of the
-    reasons."""
+    """The gate's result once its re-measured rows are judged (`judged_row`): a row left
+    `unchecked` makes the gate 'cannot tell' (a confirmed regression elsewhere still makes it a
+    regression). The report stays what the runs showed between them; every confirmation is
+    one of the reasons."""
     by_key = {(c.series_key, c.metric): c for c in confirmations}
-    rows = []
-    for row in result.report.rows:
-        done = by_key.get((row.series_key, row.metric))
-        if done is not None and done.verdict == CONFIRMED and done.paired is not None:
-            row = dataclasses.replace(row, comparison=done.paired)
-        elif done is not None:
-            row = dataclasses.replace(row, comparison=dataclasses.replace(
-                row.comparison, verdict=NO_CHANGE))
-        rows.append(row)
-    decision = decide(dataclasses.replace(result.report, rows=tuple(rows)), result.targets)
-    unchecked = any(c.verdict == CANNOT_CONFIRM or (c.verdict == PROVISIONAL
-                                                     and c.between.verdict == SLOWER)
-                    for c in confirmations)
-    code = CANNOT_TELL if decision.code == PASS and unchecked else decision.code
+    rows = tuple(judged_row(r, by_key.get((r.series_key, r.metric))) for r in result.report.rows)
+    decision = decide(dataclasses.replace(result.report, rows=rows), result.targets)
+    code = CANNOT_TELL if decision.code == PASS and any(map(unchecked, confirmations)) \
+        else decision.code
     return dataclasses.replace(result, decision=Decision(
         code, (*decision.reasons, *(c.text() for c in confirmations))))

@@ -10,7 +10,8 @@ import xmlschema
 from orchestrator.analysis.compare import build_report
 from orchestrator.analysis.confirm import judge
 from orchestrator.analysis.noise import History
-from orchestrator.analysis.stats import Thresholds
+from orchestrator.analysis.stats import NO_CHANGE, UNDECIDED, Comparison, Thresholds
+from orchestrator.analysis.stats import SLOWER as STATS_SLOWER
 from orchestrator.compare_format import junit_xml
 from tests.conftest import DATA
 from tests.orchestrator.analysis.test_analysis import BASE, _samples
@@ -77,6 +78,27 @@ def test_a_regression_gate_confirm_could_not_re_measure_is_skipped_not_failed():
     outcome = _cases(text)["readrandom num=1000"][0]
     skipped = ET.fromstring(text).find("testcase/skipped")
     assert outcome == "skipped" and "provisional: run A was imported" in skipped.get("message")
+
+
+def _paired(verdict: str, ratio: float) -> Comparison:
+    return Comparison(30, 30, 100.0, 100.0 * ratio, ratio, ratio - 0.01, ratio + 0.01, 0.01,
+                      0.02, verdict, "sequential")
+
+
+@pytest.mark.parametrize("series, paired, outcome", [
+    ("readrandom", _paired(NO_CHANGE, 1.0), "passed"),  # flagged, not confirmed: exit 0
+    ("fillseq", _paired(STATS_SLOWER, 0.95), "failure"),  # unflagged, found by re-measuring
+    ("fillseq", _paired(UNDECIDED, 0.97), "skipped"),  # re-measured, could not tell: exit 2
+])
+def test_each_case_is_what_the_confirmed_gate_exits_on(series, paired, outcome):
+    report = _report()
+    (row,) = [r for r in report.rows if r.label == series]
+    done = judge(row, paired, False, ab_id="ab-1")
+    text = junit_xml(report, _identities(report), [done])
+    SCHEMA.validate(text)
+    assert _cases(text)[f"{series} num=1000"][0] == outcome
+    if outcome == "failure":  # what the pairs measured
+        assert "ops_per_sec -5.0% (threshold 2.0%)" in text
 
 
 def test_a_name_xml_cannot_hold_is_replaced_not_a_broken_document():
