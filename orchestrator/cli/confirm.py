@@ -2,11 +2,14 @@
 
 A stored run keeps the Hydra overrides it ran with. Its config for the paired job is those
 overrides with the engine pinned to the commit the run measured (a branch has moved since),
-only the flagged workloads of a suite, the round budget as repetitions (an adaptive job stops
-earlier), and the results DB the gate reads; where it ran and what it was called are the job's.
+only the re-measured series' workloads of a suite, the round budget as repetitions of every
+point (an adaptive job stops earlier; a suite item's own repetitions, e.g. a sustained run's 4,
+are replaced, since an adaptive job gives every point the same budget), and the results DB the
+gate reads; where it ran and what it was called are the job's.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -53,6 +56,17 @@ def side_overrides(run: dict[str, Any], workloads: Sequence[str], db: Path,
     return out
 
 
+def _budget_for_every_point(conf: Any, config: dict) -> tuple[Any, dict]:
+    """The composed config and its dict with no suite item's own repetitions."""
+    if conf.suite is None or not any(i.repetitions for i in conf.suite.items):
+        return conf, config
+    items = [dataclasses.replace(i, repetitions=None) for i in conf.suite.items]
+    suite = {**config["suite"], "items": [{**i, "repetitions": None}
+                                           for i in config["suite"]["items"]]}
+    return dataclasses.replace(conf, suite=dataclasses.replace(conf.suite, items=items)), \
+        {**config, "suite": suite}
+
+
 def compose_sides(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row], db: Path,
                   max_rounds: int) -> tuple[Side | None, Side | None]:
     """Side a (the baseline) and b (the candidate); None for a run without overrides (an
@@ -69,5 +83,6 @@ def compose_sides(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Ro
         except UserError as error:
             raise UserError(f"run {run['run_id']}'s stored overrides no longer compose "
                             f"({error}); gate without --confirm") from None
+        conf, config = _budget_for_every_point(conf, config)
         sides.append(Side(name, conf, overrides, config))
     return sides[0], sides[1]
