@@ -323,25 +323,27 @@ def read_user_notes(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
     return {run_id: list(notes) for run_id, notes in con.execute(_NOTES).fetchall()}
 
 
-# Instructions per operation (callgrind) of the runs built from a commit, per run, workload and
-# threads (a callgrind pass reads fewer keys, so its series key is not the timed one's).
-_COMMIT_INSTRUCTIONS = """
-    SELECT i.run_id, i.workload, i.threads, median(m.value) AS instructions_median,
-           any_value(r.started_at) AS started_at
+# Instructions per operation (callgrind) of the runs built from a commit, per run and series (a
+# callgrind pass reads fewer keys, so its series key is not the timed one's).
+_COMMIT_INSTRUCTIONS = f"""
+    SELECT i.run_id, i.series_key, any_value(i.workload) AS workload,
+           any_value(i.benchmark) AS benchmark, any_value(i.threads) AS threads,
+           any_value(i.params::VARCHAR) AS params, any_value(i.cache_state) AS cache_state,
+           median(m.value) AS instructions_median, any_value(r.started_at) AS started_at
     FROM invocations i JOIN metrics m USING (invocation_id) JOIN runs r USING (run_id)
     JOIN builds b ON b.build_id = r.build_id
     WHERE i.phase = 'callgrind' AND i.status = 'ok' AND m.name = 'instructions_per_op'
-      AND b.commit_sha IS NOT NULL
-    GROUP BY i.run_id, i.workload, i.threads
-    ORDER BY started_at, i.run_id, i.workload, i.threads"""
+      AND b.commit_sha IS NOT NULL AND NOT {rejected_attempt_sql('i')}
+    GROUP BY i.run_id, i.series_key
+    ORDER BY started_at, i.run_id, workload, threads, i.series_key"""
 
 
 def read_commit_instructions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The Commits page's instruction counts (empty before builds had commits, schema v9)."""
     if not has_column(con, "builds", "commit_sha"):
-        return pd.DataFrame(columns=["run_id", "workload", "threads", "instructions_median",
-                                     "started_at"])
-    return con.execute(_COMMIT_INSTRUCTIONS).df()
+        return pd.DataFrame(columns=["run_id", "series_key", "workload", "threads",
+                                     "instructions_median", "started_at"])
+    return decode_json(con.execute(_COMMIT_INSTRUCTIONS).df())
 
 
 def read_phases(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:

@@ -65,22 +65,30 @@ def _section(workload: str, mine: pd.DataFrame, index: int) -> Section:
 
 
 def _instructions_section(workload: str, mine: pd.DataFrame, index: int) -> Section:
-    """`mine`: one workload's instruction counts of committed runs, in commit order."""
+    """`mine`: one workload's instruction counts of committed runs, in commit order, a line per
+    series (the callgrind pass's own series: a value size, a compression, a cache state)."""
     order = list(dict.fromkeys(mine["commit"]))
-    lines = [{"label": f"{workload} ×{threads}", "x": list(rows["commit"]),
+    labeler = Labeler.of(records(mine))
+
+    def name(point: Any) -> str:
+        text = labeler.label(point)
+        return workload if text == MISSING else text
+
+    lines = [{"label": name(rows.iloc[0]), "x": list(rows["commit"]),
               "y": list(rows["instructions_median"]), "runs": list(rows["run_id"])}
-             for threads, rows in mine.groupby("threads", sort=True)]
-    rows = [[p["commit"], str(p["commit_date"])[:16], str(p["threads"]),
+             for _, rows in mine.groupby("series_key", sort=False)]
+    rows = [[p["commit"], str(p["commit_date"])[:16], name(p),
              Link(num(p["instructions_median"]), run_href(p["run_id"], ""))]
             for p in records(mine)]
-    table = Table(("commit", "committed", "threads", "instructions/op (median)"), rows,
-                  (False, False, True, True))
-    name = f"{workload}: instructions per operation (callgrind)"
-    return Section(name, text=Markup("{} commits, {} runs").format(
-        len(order), mine["run_id"].nunique()), anchor=f"{slug(workload).lower()}-instructions",
-        tables=[table], chart=commit_trend_chart(
-            lines, order, f"commits-instructions-{index}", "instructions/op",
-            "instructions per operation (callgrind, median)"))
+    table = Table(("commit", "committed", "series", "instructions/op (median)"), rows,
+                  (False, False, False, True))
+    title = f"{workload}: instructions per operation (callgrind)"
+    return Section(title, text=Markup("{} commits, {} runs · {}").format(
+        len(order), mine["run_id"].nunique(), escape_text(labeler.shared or workload)),
+        anchor=f"{slug(workload).lower()}-instructions", tables=[table],
+        chart=commit_trend_chart(lines, order, f"commits-instructions-{index}",
+                                 "instructions/op",
+                                 "instructions per operation (callgrind, median)"))
 
 
 def commits_page(points: pd.DataFrame, runs: pd.DataFrame,

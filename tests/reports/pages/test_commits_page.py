@@ -40,17 +40,23 @@ def test_instruction_counts_get_their_own_chart_in_commit_order():
         {"run_id": f"R{n}", "commit_sha": sha * 40, "commit_subject": subject,
          "commit_dirty": None, "commit_date": pd.Timestamp(f"2026-11-0{n}", tz="UTC")}
         for n, sha, subject in ((1, "a", "first"), (2, "b", "make reads spin"))])
-    counted = pd.DataFrame([{"run_id": run, "workload": "readrandom", "threads": 1,
+    counted = pd.DataFrame([{**IDENTITY, "series_key": f"c{num}",
+                             "params": {"num": 100, "value_size": num}, "run_id": run,
                              "instructions_median": value,
                              "started_at": pd.Timestamp("2026-11-20", tz="UTC")}
-                            for run, value in (("R2", 4200.0), ("R1", 4000.0))])
+                            for run, value, num in (("R2", 4200.0, 100), ("R1", 4000.0, 100),
+                                                    ("R1", 9000.0, 400))])
     points = pd.DataFrame([{**IDENTITY, "run_id": "R1", "ops_median": 100.0,
                             "started_at": pd.Timestamp("2026-11-20", tz="UTC")}])
     timed, instructions = commits_page(points, runs, counted).sections
     assert timed.title == "readrandom" and "instructions" in instructions.title
     rows = instructions.tables[0].rows
-    assert [r[0] for r in rows] == ["aaaaaaaaaaaa first", "bbbbbbbbbbbb make reads spin"]
-    assert rows[1][3].href == "runs/R2.md" and rows[1][3].text == "4,200"
+    assert [r[0] for r in rows] == ["aaaaaaaaaaaa first", "aaaaaaaaaaaa first",
+                                    "bbbbbbbbbbbb make reads spin"]
+    assert rows[2][3].href == "runs/R2.md" and rows[2][3].text == "4,200"
+    # Each series its own line: a value size is never a median with another.
+    assert {r[2] for r in rows} == {"1 thr · warm · value_size=100",
+                                    "1 thr · warm · value_size=400"}
     assert "instructions per operation (callgrind, median)" in instructions.chart
     (alone,) = commits_page(points.iloc[0:0], runs, counted).sections
     assert "instructions" in alone.title
