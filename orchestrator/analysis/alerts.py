@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from .confirm import CONFIRMED, Confirmation
-from .stats import SLOWER
+from .stats import FASTER, SLOWER
 
 NEW, ACKNOWLEDGED, FALSE_ALARM, FIXED = "new", "acknowledged", "false alarm", "fixed"
 STATES = (NEW, ACKNOWLEDGED, FALSE_ALARM, FIXED)
@@ -37,7 +37,7 @@ class NewAlert:
     ab_id: str
     between_change: float  # the flagged change between the runs (ratio − 1)
     paired_change: float  # what the paired job measured (ratio − 1)
-    threshold: float  # the series' between-run threshold (a flag crossed it)
+    threshold: float  # the threshold it was found at: the flag's, else the paired job's
 
 
 def alerts_of(cand_run: str, confirmations: Iterable[Confirmation]) -> list[NewAlert]:
@@ -49,7 +49,8 @@ def alerts_of(cand_run: str, confirmations: Iterable[Confirmation]) -> list[NewA
         out.append(NewAlert(alert_id(cand_run, c.series_key, c.metric), c.series_key, c.metric,
                             c.label, REGRESSION if c.paired.verdict == SLOWER else IMPROVEMENT,
                             c.ab_id, c.between.ratio - 1.0, c.paired.ratio - 1.0,
-                            c.between.threshold))
+                            c.between.threshold if c.between.verdict in (SLOWER, FASTER)
+                            else c.paired.threshold))
     return out
 
 

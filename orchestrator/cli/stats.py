@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ..analysis.confirm import SCOPES, UNRESOLVED_SCOPE
 from ..analysis.partner import Partner
 from ..analysis.stats import Thresholds
 from ..errors import ConfigError
@@ -120,7 +121,7 @@ def gate_command(argv: list[str], console: Console) -> None:
         "adaptive tidemark ab), judged at min_effect, and exit on that verdict; a run that "
         "cannot be re-measured (an import, another machine, a build its recipe no longer makes) "
         "keeps a provisional verdict, and a regression left provisional exits 2"))
-    parser.add_argument("--confirm-scope", choices=("flagged", "unresolved"), help=(
+    parser.add_argument("--confirm-scope", choices=SCOPES, help=(
         "--confirm: re-measure only the flagged regressions, or also every series whose "
         "between-run threshold is above min_effect (default: confirm_scope in the gate config, "
         "unresolved)"))
@@ -179,7 +180,8 @@ def _confirmed(result: Any, db: Path, conf: Any, args: argparse.Namespace,
     rows = rows_to_confirm(result.report, conf.min_effect, scope)
     if not rows:
         console.print("confirm: no regression flagged between the runs" + (
-            f" and every series resolved at {conf.min_effect:.1%}" if scope != "flagged" else "")
+            f" and every series resolved at {conf.min_effect:.1%}" if scope == UNRESOLVED_SCOPE
+            else "")
             + "; nothing to re-measure", markup=False)
         return result, ()
     if plan_looks(conf.alpha, args.confirm_rounds) is None:

@@ -19,9 +19,8 @@ from rich.console import Console
 from .. import verdicts
 from ..analysis.compare import Row
 from ..analysis.confirm import Confirmation, confirm_thresholds, judge
-from ..analysis.stats import SLOWER
 from ..analysis.paired import INTERLEAVED
-from ..analysis.stats import Thresholds
+from ..analysis.stats import SLOWER, Thresholds
 from ..build.engine import plan_build
 from ..errors import BuildError, UserError
 from ..machine import probe as machine
@@ -91,6 +90,10 @@ def confirm(runs: tuple[dict[str, Any], dict[str, Any]], rows: Sequence[Row],
     if why or same_build:
         done = [judge(r, None, same_build, why=why) for r in rows
                 if r.comparison.verdict == SLOWER]
+        if len(done) < len(rows):
+            console.print(f"confirm: {len(rows) - len(done)} unflagged series not re-measured ("
+                          f"{why or 'one build and one config on both sides'}); they keep "
+                          f"their between-run verdicts", markup=False, soft_wrap=True)
     else:
         a, b = sides
         assert a is not None and b is not None

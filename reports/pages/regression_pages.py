@@ -57,7 +57,7 @@ def confirmations_page(data: StatsData, base: str = "../") -> Page:
         "both runs' builds interleaved and paired (an adaptive A/B job, on the run's pinned CPU) "
         "for every flagged regression and every series whose between-run threshold is above the "
         "gate's minimum effect, judges each at that minimum effect, and exits on that: "
-        "<b>confirmed</b>, <b>not confirmed</b> (no change), <b>cannot tell</b>, or "
+        "<b>confirmed</b>, <b>not confirmed</b> (no regression), <b>cannot tell</b>, or "
         "<b>provisional</b> when the runs could not be measured again (an import, another "
         "machine, a build its recipe no longer makes). A provisional regression never passes.")
     rows = [_confirmation_row(c, base) for c in data.confirmations]
@@ -136,7 +136,8 @@ def alerts_page(data: StatsData, base: str = "../") -> Page:
         "in the history with a state: <b>new</b>, then <b>acknowledged</b>, <b>false alarm</b> "
         "or <b>fixed</b> (<code>tidemark alert ack|false-alarm|fixed ALERT</code>). Each "
         "series' share of alerts later marked false is shown beside the threshold it was "
-        "flagged at: how often that threshold's confirmed calls were still wrong.")
+        "found at (the flag's, or the paired job's for a series re-measured unflagged): how "
+        "often that threshold's confirmed calls were still wrong.")
     if not data.alerts:
         return Page("Alerts", intro, [], empty="No confirmed change has made an alert yet.")
     table = Table(("alert", "state", "when (UTC)", "series", "metric", "kind", "between runs",

@@ -55,3 +55,14 @@ def test_tail_quantile_in_range(tmp_path, quantile):
     conf.write_text("tail_quantile: 0\n")  # the tail left out
     assert load_gate_conf(conf).thresholds.tail_quantile == 0
     assert GateConf().thresholds.tail_quantile == 0.9
+
+
+def test_confirm_scope_is_one_of_the_scopes(tmp_path):
+    conf = tmp_path / "gate.yaml"
+    conf.write_text("confirm_scope: everything\n")
+    with pytest.raises(ConfigError, match=r"^confirm_scope 'everything' in .*; use one of: "
+                                          r"flagged, unresolved$"):
+        load_gate_conf(conf)
+    conf.write_text("confirm_scope: flagged\n")
+    assert load_gate_conf(conf).confirm_scope == "flagged"
+    assert GateConf().confirm_scope == "unresolved"
