@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
     --db) DB=$2; shift 2 ;;
     --label) LABEL=$2; shift 2 ;;
     --bundle-dir) BUNDLES=$2; shift 2 ;;
-    --metrics) for m in $2; do METRICS+=(--metric "$m"); done; shift 2 ;;
+    --metrics) read -r -a names <<< "$2"; for m in "${names[@]}"; do METRICS+=(--metric "$m"); done
+      shift 2 ;;
     --) shift; RUN=("$@"); break ;;
     *) usage ;;
   esac
@@ -49,7 +50,7 @@ WHERE=("db=$DB" "results_dir=$OUT" "data_dir=$OUT/data")
 rm -f "$OUT/verdict.md"
 
 # A partial run still stored what it measured: the gate says what it can tell of it. Tonight's
-# run is gated by its id: a run that stored nothing must not gate an older night's.
+# run is gated by the id it printed: a run that ended without one must not gate an older night's.
 ran=0
 if [ -n "$BUNDLES" ]; then
   "$TIDEMARK" run "${RUN[@]}" "label=$LABEL" "bundle_dir=$BUNDLES" "${WHERE[@]}" \
@@ -62,15 +63,15 @@ TONIGHT=$(sed -n 's/^run \([^ :]*\): .*/\1/p' "$OUT/run.log" | tail -n 1)
 
 code=0
 if [ -z "$TONIGHT" ]; then
-  printf '### ⚠️ tidemark gate: cannot tell\n\n- tonight'"'"'s run stored nothing (it exited %s)\n' \
-    "$ran" > "$OUT/verdict.md"
+  printf '### ⚠️ tidemark gate: cannot tell\n\n- %s (it exited %s); see its output\n' \
+    "tonight's run ended without naming its run" "$ran" > "$OUT/verdict.md"
   code=2
 else
   # --confirm re-measures, paired, every flagged regression and every series the two runs could
-  # not resolve at min_effect (benchmarks/catch_study.py: 60 rounds).
+  # not resolve at min_effect (benchmarks/catch_study.py: 60 rounds), within 30 minutes.
   "$TIDEMARK" gate --db "$DB" --baseline "label=$LABEL~1" --candidate "$TONIGHT" --confirm \
-    --confirm-rounds 60 "${METRICS[@]}" --summary "$OUT/verdict.md" 2> "$OUT/gate.err" \
-    || code=$?
+    --confirm-rounds 60 --confirm-minutes 30 "${METRICS[@]}" --summary "$OUT/verdict.md" \
+    2> "$OUT/gate.err" | tee "$OUT/gate.out" || code=$?
   cat "$OUT/gate.err" >&2
 fi
 if [ ! -f "$OUT/verdict.md" ]; then  # e.g. the first night: nothing to gate against yet
@@ -90,7 +91,12 @@ if [ "$code" -eq 1 ]; then
   for override in "${RUN[@]}"; do  # the bisect sets the rounds and labels of its own jobs
     case $override in repetitions=*|label=*|engine.source.ref=*) ;; *) SAME+=("$override") ;; esac
   done
-  "$TIDEMARK" bisect --good "run=label=$LABEL~1" --bad "run=$TONIGHT" -- "${SAME[@]}" \
+  # Bisected on the metric whose regression was confirmed (e.g. instruction counts, when the
+  # noisy ops/s could not tell), else the workload's own.
+  line='^confirm: .* \([A-Za-z0-9_]*\): \(flagged \)\{0,1\}between runs .*confirmed slower.*'
+  confirmed=$(sed -n "s/$line/\\1/p" "$OUT/gate.out" | head -n 1)
+  "$TIDEMARK" bisect --good "run=label=$LABEL~1" --bad "run=$TONIGHT" \
+    ${confirmed:+--metric "$confirmed"} -- "${SAME[@]}" \
     "${WHERE[@]}" > "$OUT/bisect.txt" 2>&1 || bisected=$?
   cat "$OUT/bisect.txt"
   printf '\n#### Bisect\n\n- %s\n' "$(grep -E '^bisect: |^error|^tidemark' "$OUT/bisect.txt" \
