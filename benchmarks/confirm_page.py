@@ -71,7 +71,8 @@ def catch_section(path: Path = CATCH) -> list[str]:
         f"{len(planted)} trials, each on a copy of that history, of a baseline run and a "
         f"candidate whose every point read costs {data.get('planted_ns', 0):.0f} ns more "
         f"({data['planted_share']:.0%} of a read). `--confirm` re-measures in one paired job "
-        "(at most 60 rounds for ops/s, 20 for instruction counts), judged at the 2 % min effect; "
+        "(at most 60 rounds for ops/s, 20 for instruction counts then; one since), judged at the "
+        "2 % min effect; "
         "with one build and one config on both sides (the same-binary pairs) it re-measures "
         "nothing.", "", *HEADER,
         *[_row(way, words, same, planted) for way, words in CATCH_WAYS], "", GOAL, ""]
