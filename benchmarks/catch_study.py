@@ -146,13 +146,9 @@ def main() -> None:
               flush=True)
     doc.setdefault("planted_ns", round(PLANTED_SHARE * per_read_ns(db), 1))
     while len(doc["planted"]) < args.planted:
-        copy = work / f"trial-{len(doc['planted'])}.duckdb"
-        shutil.copy(db, copy)
-        base = run(work, copy, "label=baseline")
-        cand = run(work, copy, "label=planted", f"planted_ns={doc['planted_ns']}")
-        doc["planted"].append({"base": base, "cand": cand,
-                               **judge_pair(copy, base, cand, configs)})
-        copy.unlink()
+        doc["planted"].append(confirm_study.planted_trial(
+            work, db, len(doc["planted"]), doc["planted_ns"], run,
+            lambda trial_db, base, cand: judge_pair(trial_db, base, cand, configs)))
         save(doc)
         print(f"planted {len(doc['planted'])}/{args.planted}: "
               f"{ {w: p['exit'] for w, p in doc['planted'][-1].items() if w in WAYS} }",

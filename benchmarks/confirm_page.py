@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import Callable
 
 STUDY = Path(__file__).with_name("confirm_study.json")
 NOTES = Path(__file__).with_name("confirm_notes.md")  # the reading of the results, by hand
@@ -54,14 +55,23 @@ HEADER = ("| gate | false alarms (same binary) | planted 5 % caught | machine-mi
           "re-measurement, median |", "| --- | ---: | ---: | ---: |")
 
 
-def catch_section(path: Path = CATCH) -> list[str]:
-    """The second study: the shielded readrandom setting, the unresolved scope, instruction
-    counts."""
+def _study_section(path: Path, notes: Path, ways: tuple[tuple[str, str], ...],
+                   intro: Callable[[dict, list, list], list[str]]) -> list[str]:
+    """One study's section: its heading and intro (`intro` of the data, same-binary pairs and
+    planted pairs), the table of its ways, the goal and the reading; none before it ran."""
     if not path.is_file():
         return []
     data = json.loads(path.read_text())
     same, planted = data["same_binary"], data["planted"]
-    lines = [
+    lines = [*intro(data, same, planted), "", *HEADER,
+             *[_row(way, words, same, planted) for way, words in ways], "", GOAL, ""]
+    if notes.is_file():
+        lines += [notes.read_text().strip(), ""]
+    return lines
+
+
+def _catch_intro(data: dict, same: list, planted: list) -> list[str]:
+    return [
         "## The nightly gate on a shielded CPU, unresolved series and instruction counts", "",
         f"`benchmarks/catch_study.py`, {data['date']}: RocksDB 7.8.3 readrandom (200,000 keys, "
         "100,000 reads, 6 repetitions) on the shielded engine CPU (machine=ci-2core-shielded), "
@@ -74,20 +84,11 @@ def catch_section(path: Path = CATCH) -> list[str]:
         "(at most 60 rounds for ops/s, 20 for instruction counts then; one since), judged at the "
         "2 % min effect; "
         "with one build and one config on both sides (the same-binary pairs) it re-measures "
-        "nothing.", "", *HEADER,
-        *[_row(way, words, same, planted) for way, words in CATCH_WAYS], "", GOAL, ""]
-    if CATCH_NOTES.is_file():
-        lines += [CATCH_NOTES.read_text().strip(), ""]
-    return lines
+        "nothing."]
 
 
-def section(path: Path = STUDY) -> list[str]:
-    """Markdown lines; none while the study has not run."""
-    if not path.is_file():
-        return []
-    data = json.loads(path.read_text())
-    same, planted = data["same_binary"], data["planted"]
-    lines = [
+def _confirm_intro(data: dict, same: list, planted: list) -> list[str]:
+    return [
         "## The nightly gate: between runs, with the tail, confirmed", "",
         f"`benchmarks/confirm_study.py`, {data['date']}: LevelDB 1.23's smoke suite (5 workloads, "
         "100,000 keys, 6 repetitions, the engine pinned to CPU 1) run "
@@ -96,8 +97,10 @@ def section(path: Path = STUDY) -> list[str]:
         f"alarm); then {len(planted)} trials, each on a copy of that history, of a baseline run "
         f"and a candidate whose every point read costs {data.get('planted_ns', 0):.0f} ns more "
         f"({data['planted_share']:.0%} of a read: a planted regression of readrandom). A rule's "
-        "`--confirm` runs only when that rule flags something.", "",
-        *HEADER, *[_row(way, words, same, planted) for way, words in WAYS], "", GOAL, ""]
-    if NOTES.is_file():
-        lines += [NOTES.read_text().strip(), ""]
-    return lines + catch_section()
+        "`--confirm` runs only when that rule flags something."]
+
+
+def section(path: Path = STUDY) -> list[str]:
+    """Markdown lines of both studies; none of a study that has not run."""
+    return _study_section(path, NOTES, WAYS, _confirm_intro) + \
+        _study_section(CATCH, CATCH_NOTES, CATCH_WAYS, _catch_intro)

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
@@ -93,6 +94,20 @@ def judge_pair(db: Path, base: str, cand: str, configs: dict[str, Path]) -> dict
     return out
 
 
+def planted_trial(work: Path, db: Path, index: int, planted_ns: float,
+                  run_in: Callable[..., str], judge: Callable[[Path, str, str], dict]) -> dict:
+    """One planted trial on a copy of the same-binary history (every trial judged with the same
+    history; no trial's planted run enters another's): a baseline run, then a candidate whose
+    every read spins `planted_ns` longer, judged by `judge`."""
+    copy = work / f"trial-{index}.duckdb"
+    shutil.copy(db, copy)
+    base = run_in(work, copy, "label=baseline")
+    cand = run_in(work, copy, "label=planted", f"planted_ns={planted_ns}")
+    trial = {"base": base, "cand": cand, **judge(copy, base, cand)}
+    copy.unlink()
+    return trial
+
+
 def save(doc: dict) -> None:
     def lean(value):  # the gate's whole output stays out of the JSON
         if isinstance(value, dict):
@@ -151,13 +166,9 @@ def main() -> None:
               flush=True)
     doc["planted_ns"] = round(PLANTED_SHARE * per_read_ns(db), 1)
     for index in range(args.planted):
-        copy = work / f"trial-{index}.duckdb"
-        shutil.copy(db, copy)
-        base = run(work, copy, "label=baseline")
-        cand = run(work, copy, "label=planted", f"planted_ns={doc['planted_ns']}")
-        doc["planted"].append({"base": base, "cand": cand,
-                               **judge_pair(copy, base, cand, configs)})
-        copy.unlink()
+        doc["planted"].append(planted_trial(
+            work, db, index, doc["planted_ns"], run,
+            lambda trial_db, base, cand: judge_pair(trial_db, base, cand, configs)))
         save({**doc, "summary": summary(doc)})
         print(f"planted {index + 1}/{args.planted}: "
               f"{ {k: v['exit'] for k, v in doc['planted'][-1].items() if isinstance(v, dict)} }",
