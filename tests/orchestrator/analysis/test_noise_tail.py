@@ -4,6 +4,7 @@ analysis.noise: a change between two separate runs must exceed max(min_effect, n
 tail), the tail an upper quantile of |m2 / m1 − 1| of the series' consecutive runs of one build.
 Every history here is constructed, but the calibration test, which is seeded."""
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -153,6 +154,19 @@ def test_the_sides_of_an_aa_pair_are_not_two_separate_runs():
     noise = series_noise(h, *KEY, ("new",))
     assert noise.aa_changes == pytest.approx((0.005,)) and noise.changes == 3
     assert noise.tail == pytest.approx(0.10)  # 100 → 110 (10 %), 110 → 100, 100.5 → 108
+
+
+def test_experiments_and_every_median_of_an_excluded_run_are_left_out():
+    # r03 measured a change on purpose (an A/B job of two builds): not noise. A run twice in a
+    # series (a history put together by hand) loses both medians when excluded.
+    h = History({KEY: (("r00", 100.0), ("r01", 101.0), ("r02", 100.0), ("r03", 130.0),
+                       ("r04", 102.0), ("r01", 150.0))}, (), {}, frozenset({"r03"}))
+    noise = series_noise(h, *KEY, ("r01",))
+    assert (noise.runs, noise.changes) == (3, 2)  # r00, r02, r04: 100 → 100 → 102
+    assert noise.tail == pytest.approx(0.02)
+    # A History sent to another process carries its medians, not the arrays made from them.
+    again = pickle.loads(pickle.dumps(h))
+    assert again == h and not again._arrays and series_noise(again, *KEY, ("r01",)) == noise
 
 
 def test_a_paired_ab_job_is_judged_without_the_tail():
