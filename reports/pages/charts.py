@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import functools
 import html
+import itertools
 import json
 import math
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import orjson
@@ -79,7 +80,7 @@ def _layout(x_axis: dict[str, Any], y_axis: dict[str, Any],
     return layout
 
 
-def date_axis(x: list[str], title: str = "run start (UTC)") -> dict[str, Any]:
+def date_axis(x: Iterable[str], title: str = "run start (UTC)") -> dict[str, Any]:
     """A date axis that reads well for one run and for a thousand: a single instant gets a day
     either side (plotly would zoom to milliseconds), and ticks are dates, never fractions."""
     axis: dict[str, Any] = dict(title=dict(text=title), type="date", automargin=True)
@@ -162,13 +163,12 @@ class ChartRuns:
         self._anchors: dict[str, int] = {}
 
     def positions(self, series: dict[str, Any]) -> tuple[list[int], list[int]]:
-        runs, anchors = [], []
-        for run, version, page, x, anchor in zip(series["run_ids"], series["versions"],
-                                                 series["pages"], series["x"],
-                                                 series["anchors"]):
-            runs.append(self._runs.setdefault((run, version, page, x), len(self._runs)))
-            anchors.append(self._anchors.setdefault(anchor, len(self._anchors)))
-        return runs, anchors
+        # Comprehensions over the columns: a loop over the points with two appends each was a
+        # third of a 10,000-run build's trend charts.
+        runs, anchors = self._runs, self._anchors
+        return ([runs.setdefault(key, len(runs)) for key in zip(
+                    series["run_ids"], series["versions"], series["pages"], series["x"])],
+                [anchors.setdefault(anchor, len(anchors)) for anchor in series["anchors"]])
 
     def tables(self) -> dict[str, Any]:
         """What a chart's data holds of its runs: the tables, or the shared table's name."""
@@ -253,7 +253,7 @@ def trend_chart(series_list: list[dict[str, Any]], div_id: str, axis: str = "",
                 runs: ChartRuns | None = None) -> str:
     """Median ops/s (or the `axis` metric) per run (x = run date) with a min–max band over
     repetitions, as a div (its runs in the page's shared `runs` table when given)."""
-    x = [value for series in series_list for value in series["x"]]
+    x = set(itertools.chain.from_iterable(series["x"] for series in series_list))
     layout = _layout(date_axis(x), _ops_axis(axis) if axis else _ops_axis(),
                      [s["label"] for s in series_list])
     return _fragment(_trend_data(series_list, runs), layout, div_id, _DRAW_TREND)

@@ -140,7 +140,7 @@ def test_workload_page_fewer_columns_and_rows_named_by_what_differs():
     assert rows["2 thr · warm"][2] is None and rows["2 thr · warm"][3] == "no earlier run"
     assert page["shared"] == "leveldb · num=1,000 · release"
     series = {s["key"]: s for s in page["series"]}
-    assert series["s2"]["median"] == [100.0, 110.0, 99.0]
+    assert series["s2"]["median"].tolist() == [100.0, 110.0, 99.0]
     assert (series["s2"]["pages"][-1], series["s2"]["anchors"][-1]) == \
         ("../runs/r3.html", "inv-0003")  # a point opens its run
     harness = points_frame().assign(workload="micro_get",
@@ -378,7 +378,7 @@ def test_fleet_page_puts_machines_side_by_side_and_never_in_one_line():
     assert row[2].href == "../runs/r3.md#inv-0003" and row[-1] == "2 / 1 / 1"
     # One chart line per machine: each line's runs all come from that machine.
     lines = machine_lines(with_machines(points, runs))
-    assert [(line["label"], line["run_ids"]) for line in lines] == [
+    assert [(line["label"], line["run_ids"].tolist()) for line in lines] == [
         ("fleet-a · aaaaaaaa", ["r1", "r3"]), ("fleet-b · bbbbbbbb", ["r2"]),
         ("fleet-c · aaaaaaaa", ["r4"])]
 
