@@ -111,14 +111,16 @@ class _Series:
 
     @classmethod
     def of(cls, history: History, medians: Sequence[tuple[str, float]]) -> _Series:
-        runs = tuple(run for run, _ in medians)
-        codes: dict[str, int] = {}
-        builds = [history.builds.get(run) for run in runs]
-        return cls(runs, np.array([value for _, value in medians], dtype=float),
-                   np.array([-1 if b is None else codes.setdefault(b, len(codes))
-                             for b in builds], dtype=np.int64),
-                   {run: index for index, run in enumerate(runs)},
-                   np.array([run not in history.experiments for run in runs], dtype=bool))
+        # map() and zip() of C functions: a loop in Python per run cost as much as the noise.
+        runs, values = (tuple(column) for column in zip(*medians)) if medians else ((), ())
+        builds = list(map(history.builds.get, runs))
+        codes = {build: code for code, build in enumerate(dict.fromkeys(builds))}
+        codes[None] = -1  # of no known build
+        counted = (np.logical_not(list(map(history.experiments.__contains__, runs)))
+                   if history.experiments else np.ones(len(runs), dtype=bool))
+        return cls(runs, np.array(values, dtype=float),
+                   np.array(list(map(codes.__getitem__, builds)), dtype=np.int64),
+                   dict(zip(runs, range(len(runs)))), np.asarray(counted, dtype=bool))
 
     def kept(self, exclude: Sequence[str]) -> np.ndarray:
         """Which runs count: not excluded, not an experiment."""
