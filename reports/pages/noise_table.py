@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from orchestrator.analysis.noise import MIN_RUNS_FOR_SPREAD, History, Noise, series_noise
+from orchestrator.analysis.noise import (MIN_RUNS_FOR_SPREAD, History, Noise, SeriesMedians,
+                                         series_noise)
 from orchestrator.analysis.stats import Thresholds, effective_threshold
 
 from ..data.frames import records
@@ -41,7 +42,7 @@ def measured_series(points: pd.DataFrame) -> dict[str, np.ndarray]:
 def _history(points: pd.DataFrame, positions: dict[str, np.ndarray],
              aa_pairs: Sequence[tuple[str, str]]) -> History:
     run_ids, medians = points["run_id"].to_numpy(), points["ops_median"].to_numpy(dtype=float)
-    return History({(key, METRIC): tuple(zip(run_ids[p].tolist(), medians[p].tolist()))
+    return History({(key, METRIC): SeriesMedians(run_ids[p], medians[p])
                     for key, p in positions.items()}, tuple(aa_pairs), _builds(points))
 
 
