@@ -199,6 +199,7 @@ def _build_from(db: Path, out: Path, gate: GateConf, times: BuildTimes,
     try:
         with times.phase("points"):
             points, points_kept = read_points(db, cache, first, last_points)
+        del last_points  # its rows are in `points` now: 560 MB less at 10,000 runs
         fragments = out / "fragments"
         shutil.rmtree(fragments, ignore_errors=True)
         gap_notes = {name: dict(conf.get("gap_notes") or {})

@@ -63,9 +63,10 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[s
     notes = has_table(con, "run_notes")
     query = _RUN_ROWS.format(notes="(coalesce(t.n, 0), coalesce(t.h, 0))" if notes else "NULL",
                              notes_join=_NOTES_JOIN if notes else "")
-    # The check of the whole metrics table (60 M rows at 10,000 runs: 1.7 s, three quarters of
-    # this) on a cursor of its own, in a thread, while this one reads the runs' rows.
-    whole = _in_thread(con.cursor(), _ALL_METRICS)
+    # The check of the kept metrics hashes against the whole table (60 M rows at 10,000 runs:
+    # 1.7 s, three quarters of this) on a cursor of its own, in a thread, while this one reads
+    # the runs' rows; not made when none is kept (a first build: every hash read here).
+    whole = _in_thread(con.cursor(), _ALL_METRICS) if cache.entries(FINGERPRINTS) else None
     rows = {run: (row_hash, int(n), int(h), notes_hash)
             for run, row_hash, n, h, notes_hash in con.execute(query).fetchall()}
     metrics: dict[str, tuple[int, int]] = {}
@@ -73,9 +74,10 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[s
         known = cache.lookup(FINGERPRINTS, run, digest(row))
         if known is not None:
             metrics[run] = known
+    kept = bool(metrics)
     metrics.update(_metrics_of(con, [run for run in rows if run not in metrics]))
-    count, total = whole()
-    if (sum(n for n, _ in metrics.values()), sum(h for _, h in metrics.values())) != \
+    count, total = whole() if whole is not None else (0, 0)
+    if kept and (sum(n for n, _ in metrics.values()), sum(h for _, h in metrics.values())) != \
             (int(count), int(total)):
         # Metrics changed under an unchanged run, or belong to no invocation: read them all.
         metrics = _metrics_of(con, list(rows))
