@@ -51,13 +51,11 @@ def read_runs(db: Path, cache: SiteCache, instrumented: set[str]) -> RunReads:
         con.close()
 
 
-def read_points(db: Path, cache: SiteCache, first: RunReads,
-                loaded: read_cache.LastPoints | None = None
+def read_points(db: Path, cache: SiteCache, first: RunReads
                 ) -> tuple[pd.DataFrame, Callable[[], str | None]]:
     """Every run's points (those of runs unchanged since the last build from its cache), with
     their runs' caveats, and a function that waits until a forked child has kept them in the
-    cache for the next build (it gives why it could not, or None). `loaded`: the last build's
-    points, unpickled already (read_cache.start_loading_points)."""
+    cache for the next build (it gives why it could not, or None)."""
     con = queries.open_results(db)
     # One DuckDB thread: the run pages' worker keeps the other core busy meanwhile, and the
     # points' medians (200,000 groups) cost twice the CPU time in a parallel aggregate, whose
@@ -65,7 +63,7 @@ def read_points(db: Path, cache: SiteCache, first: RunReads,
     con.execute("SET threads = 1")
     try:
         caveats = dict(zip(first.runs["run_id"], first.runs["caveat"]))
-        read = read_cache.read_points(con, cache, first.fingerprints, caveats, loaded)
+        read = read_cache.read_points(con, cache, first.fingerprints, caveats)
     finally:
         con.close()
     kept = forked.start(partial(read_cache.keep_points, cache, read), "tidemark-keep-points",

@@ -18,8 +18,9 @@ runs must add up to the hash of the whole metrics table, else every run's is rea
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import duckdb
 import numpy as np
@@ -64,50 +65,59 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection, cache: SiteCache) -> dict[s
     query = _RUN_ROWS.format(notes="(coalesce(t.n, 0), coalesce(t.h, 0))" if notes else "NULL",
                              notes_join=_NOTES_JOIN if notes else "")
     # The check of the kept metrics hashes against the whole table (60 M rows at 10,000 runs:
-    # 1.7 s, three quarters of this) on a cursor of its own, in a thread, while this one reads
-    # the runs' rows; not made when none is kept (a first build: every hash read here).
-    whole = _in_thread(con.cursor(), _ALL_METRICS) if cache.entries(FINGERPRINTS) else None
-    rows = {run: (row_hash, int(n), int(h), notes_hash)
-            for run, row_hash, n, h, notes_hash in con.execute(query).fetchall()}
-    metrics: dict[str, tuple[int, int]] = {}
-    for run, row in rows.items():
-        known = cache.lookup(FINGERPRINTS, run, digest(row))
-        if known is not None:
-            metrics[run] = known
-    kept = bool(metrics)
-    metrics.update(_metrics_of(con, [run for run in rows if run not in metrics]))
-    count, total = whole() if whole is not None else (0, 0)
-    if kept and (sum(n for n, _ in metrics.values()), sum(h for _, h in metrics.values())) != \
-            (int(count), int(total)):
-        # Metrics changed under an unchanged run, or belong to no invocation: read them all.
-        metrics = _metrics_of(con, list(rows))
+    # 1.7 s of this function's 2.3) on a cursor of its own, in a thread, while this one reads
+    # the runs' rows; not made when none is kept (a first build: every hash is read here).
+    with _read_meanwhile(con, _ALL_METRICS, cache.entries(FINGERPRINTS)) as whole:
+        rows = {run: (row_hash, int(n), int(h), notes_hash)
+                for run, row_hash, n, h, notes_hash in con.execute(query).fetchall()}
+        metrics: dict[str, tuple[int, int]] = {}
+        for run, row in rows.items():
+            known = cache.lookup(FINGERPRINTS, run, digest(row))
+            if known is not None:
+                metrics[run] = known
+        kept = bool(metrics)
+        metrics.update(_metrics_of(con, [run for run in rows if run not in metrics]))
+        if kept and (sum(n for n, _ in metrics.values()),
+                     sum(h for _, h in metrics.values())) != tuple(map(int, whole())):
+            # Metrics changed under an unchanged run, or belong to no invocation: read them all.
+            metrics = _metrics_of(con, list(rows))
     for run, row in rows.items():
         cache.store(FINGERPRINTS, run, digest(row), metrics[run])
     return {run: digest(row, metrics[run]) for run, row in rows.items()}
 
 
-def _in_thread(cursor: duckdb.DuckDBPyConnection, query: str) -> Callable[[], tuple[Any, ...]]:
-    """`query`'s one row, read in a thread on `cursor` (DuckDB lets go of the GIL while it
-    works); returns the function that waits for it (and closes the cursor)."""
+@contextmanager
+def _read_meanwhile(con: duckdb.DuckDBPyConnection, query: str, wanted: Any
+                    ) -> Iterator[Callable[[], tuple[Any, ...]]]:
+    """Within the block, `query`'s one row read in a thread on a cursor of its own (DuckDB lets
+    go of the GIL while it works), if `wanted`; gives the function that waits for it. A block
+    that ends without asking (or raises) stops the query; the thread never outlives it."""
     found: list[Any] = []
+    cursor = con.cursor()
 
     def read() -> None:
         try:
             found.append(cursor.execute(query).fetchone())
-        except Exception as error:  # noqa: BLE001 - raised in the caller's thread
+        except Exception as error:  # noqa: BLE001 - raised where it is asked for
             found.append(error)
 
-    thread = threading.Thread(target=read, name="tidemark-metrics-hash", daemon=True)
-    thread.start()
+    thread = threading.Thread(target=read, name="tidemark-read-meanwhile", daemon=True)
+    if wanted:
+        thread.start()
 
-    def wait() -> tuple[Any, ...]:
+    def result() -> tuple[Any, ...]:
         thread.join()
-        cursor.close()
         if isinstance(found[0], Exception):
             raise found[0]
         return found[0]
 
-    return wait
+    try:
+        yield result
+    finally:
+        if thread.is_alive():
+            cursor.interrupt()
+            thread.join()
+        cursor.close()
 
 
 @dataclass(frozen=True)
@@ -118,37 +128,8 @@ class PointsRead:
     loaded: bool  # the file is the one read for this frame, as it is: nothing to write
 
 
-@dataclass(frozen=True)
-class LastPoints:
-    """The last build's points as its cache index names them, unpickled (None: no such file,
-    or one that cannot be read)."""
-    name: str | None
-    frame: pd.DataFrame | None
-
-
-def start_loading_points(cache: SiteCache) -> Callable[[], LastPoints]:
-    """Unpickle the last build's points in a thread; returns the function that waits for them.
-    Started as the build reads its runs, whose DuckDB queries let go of the GIL: at 10,000 runs
-    the 560 MB file took 1.8 s of the build's critical path. The caller waits before it forks,
-    so that no child is forked from a process with a thread at work."""
-    stored = cache.entries(POINTS).get(POINTS)
-    files = stored[1].get("files") if stored else None
-    name = files[0] if files else None
-    found: list[pd.DataFrame | None] = []
-    thread = threading.Thread(target=lambda: found.append(_last_points(cache, name)),
-                              name="tidemark-last-points", daemon=True)
-    thread.start()
-
-    def wait() -> LastPoints:
-        thread.join()
-        return LastPoints(name, found[0] if found else None)
-
-    return wait
-
-
 def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
-                fingerprints: dict[str, str], caveats: dict[str, str],
-                loaded: LastPoints | None = None) -> PointsRead:
+                fingerprints: dict[str, str], caveats: dict[str, str]) -> PointsRead:
     """`queries.read_points` with each run's caveat (`caveats`: run id → caveat, see
     caveats.caveat_column), computing only the runs whose fingerprint or caveat changed: the
     others' points are the last build's (`keep_points` pickled them as this returned them,
@@ -163,8 +144,7 @@ def read_points(con: duckdb.DuckDBPyConnection, cache: SiteCache,
     kept = {run for run, key in fingerprints.items()
             if known.get(run) == key and known_caveats.get(run) == caveats.get(run, "")}
     last_file = facts["files"][0] if kept and facts.get("files") else None
-    last = loaded.frame if loaded is not None and loaded.name == last_file and last_file \
-        else _last_points(cache, last_file)
+    last = _last_points(cache, last_file)
     points = (_with_changed_runs(con, last, kept, fingerprints, caveats) if last is not None
               else None)
     if points is None:  # no usable last build: every run's points, as one read gives them

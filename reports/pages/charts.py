@@ -253,7 +253,7 @@ def trend_chart(series_list: list[dict[str, Any]], div_id: str, axis: str = "",
                 runs: ChartRuns | None = None) -> str:
     """Median ops/s (or the `axis` metric) per run (x = run date) with a min–max band over
     repetitions, as a div (its runs in the page's shared `runs` table when given)."""
-    x = set(itertools.chain.from_iterable(series["x"] for series in series_list))
+    x = itertools.chain.from_iterable(series["x"] for series in series_list)
     layout = _layout(date_axis(x), _ops_axis(axis) if axis else _ops_axis(),
                      [s["label"] for s in series_list])
     return _fragment(_trend_data(series_list, runs), layout, div_id, _DRAW_TREND)

@@ -213,3 +213,49 @@ def samples(values, rounds=None):
     series = SeriesIdentity(KEY[0], IDENTITY, {})
     return [SeriesSamples(series, {"ops_per_sec": values}, {"ops_per_sec": "higher"}, 0,
                           {"ops_per_sec": rounds} if rounds else {})]
+
+
+def _loop_changes(runs, builds, aa_pairs):
+    """The run-to-run changes as the module docstring defines them, one run at a time: the
+    oracle of the vector operations in analysis.noise."""
+    sides = {*aa_pairs, *((b, a) for a, b in aa_pairs)}
+    same, other = [], []
+    before, before_run, before_build = 0.0, "", None
+    for run, value in runs:
+        build = builds.get(run)
+        if before and (before_run, run) not in sides:
+            change = abs(value / before - 1.0)
+            if math.isfinite(change):
+                (same if build is not None and build == before_build else other).append(change)
+        before, before_run, before_build = value, run, build
+    return (same, True) if same else (other, False)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # infinite medians
+def test_the_vector_noise_equals_the_loop_of_its_definition_on_random_histories():
+    """NaN, zero and infinite medians, a run twice, runs of no build, experiments, A/A sides in
+    either order and candidates inside the history, 3,000 histories seeded."""
+    rng = np.random.default_rng(7)
+    odd = [0.0, -0.0, math.nan, math.inf, 100.0]
+    for _ in range(3000):
+        n = int(rng.integers(0, 30))
+        runs = [f"r{i:02d}" for i in range(n)]
+        if n > 2 and rng.random() < 0.1:
+            runs[int(rng.integers(1, n))] = runs[0]
+        values = [float(rng.choice(odd)) if rng.random() < 0.15 else 100 + rng.normal(0, 5)
+                  for _ in runs]
+        builds = {r: str(rng.choice(["b1", "b2"])) for r in runs if rng.random() < 0.8}
+        aa = tuple((str(rng.choice(runs)), str(rng.choice(runs)))
+                   for _ in range(int(rng.integers(0, 3)))) if runs else ()
+        experiments = frozenset(r for r in runs if rng.random() < 0.1)
+        exclude = tuple(str(r) for r in rng.choice(runs, size=min(n, 2), replace=False)) \
+            if runs and rng.random() < 0.7 else ()
+        h = History({KEY: tuple(zip(runs, values))}, aa, builds, experiments)
+        kept = [(r, v) for r, v in zip(runs, values) if r not in exclude and r not in experiments]
+        changes, same = _loop_changes(kept, builds, aa)
+        noise = series_noise(h, *KEY, exclude)
+        assert run_changes(h, *KEY, exclude) == (tuple(changes), same)
+        assert (noise.runs, noise.changes, noise.same_build) == (len(kept), len(changes), same)
+        assert noise.tail == tail_of(changes, 0.9) or math.isnan(noise.tail) and not changes
+        spread = robust_cv([v for _, v in kept]) if len(kept) >= 3 else math.nan
+        assert noise.spread == spread or math.isnan(noise.spread) and math.isnan(spread)
