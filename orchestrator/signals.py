@@ -4,10 +4,15 @@ A CI cancel sends SIGTERM and a closed terminal SIGHUP; Python's default for bot
 the spot, leaving the run `running` and the engine running on. Raised as `Interrupted` in the
 main thread instead, they unwind through the run loop: the engine's process group is killed,
 the run is marked interrupted and every finished invocation stays stored.
+
+`signals_held` closes the one gap that leaves: a stop raised between an engine's start and the
+code that kills it on the way out (inside `subprocess.Popen`, after the fork) left the engine
+running, unowned, while the run was sealed around it.
 """
 from __future__ import annotations
 
 import signal
+import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -16,18 +21,65 @@ from .errors import Interrupted
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 
 
+class _Hold:
+    """While held (main thread only: Python runs signal handlers there), a handled signal is
+    kept rather than raised."""
+
+    held = False
+    pending: BaseException | None = None
+
+
+def _stop(error: BaseException) -> None:
+    if _Hold.held:
+        _Hold.pending = _Hold.pending or error
+        return
+    raise error
+
+
 def _raise(signum: int, frame: Any) -> None:
     del frame
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+    _stop(Interrupted(f"stopped by {signal.Signals(signum).name}"))
+
+
+def _keyboard(signum: int, frame: Any) -> None:
+    del signum, frame
+    _stop(KeyboardInterrupt())
 
 
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
     """SIGTERM/SIGHUP raise Interrupted, SIGINT stays KeyboardInterrupt, inside the block."""
     previous = {sig: signal.signal(sig, _raise) for sig in HANDLED}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, _keyboard)
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """A stop (SIGTERM, SIGHUP, or Ctrl-C, under signals_interrupt) that comes inside the block
+    is raised as it ends: the block starts a process and hands it to code that kills it on any
+    exception, and must not be cut between the two. A no-op outside the main thread (no
+    handler runs there) and when already held."""
+    if _Hold.held or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Hold.held, _Hold.pending = True, None
+    try:
+        yield
+    except BaseException as exc:
+        pending = _release()
+        if pending is not None:
+            raise pending from exc
+        raise
+    pending = _release()
+    if pending is not None:
+        raise pending
+
+
+def _release() -> BaseException | None:
+    pending, _Hold.held, _Hold.pending = _Hold.pending, False, None
+    return pending

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..record import ProcessResult
+from ..signals import signals_held
 from .cgroup import read_proc_cgroup
 
 POLL_S = 0.01
@@ -67,17 +68,21 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
     started_at = utc_now()
     start = time.monotonic()
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                env={**os.environ, **(env or {})}, preexec_fn=pin,
-                                start_new_session=True)
-        allowed = read_cpus_allowed(proc.pid)
-        cgroups = tuple(read_proc_cgroup(proc.pid))
+        proc = None
         try:
+            with signals_held():  # a stop inside Popen, after the fork, left `proc` unset
+                proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                        env={**os.environ, **(env or {})}, preexec_fn=pin,
+                                        start_new_session=True)
+            allowed = read_cpus_allowed(proc.pid)
+            cgroups = tuple(read_proc_cgroup(proc.pid))
             status, usage, timed_out = _wait(proc.pid, start, timeout_s)
         except BaseException:
             # Ctrl-C, SIGTERM or a crash of Tidemark: the engine (its whole process group) must
-            # not run on, competing with the next measurement, or outlive its data directory.
-            _kill_group(proc.pid, reap=True)
+            # not run on, competing with the next measurement, writing into a sealed bundle's
+            # logs, or outliving its data directory.
+            if proc is not None:
+                _kill_group(proc.pid, reap=True)
             raise
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent

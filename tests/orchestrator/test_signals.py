@@ -1,0 +1,91 @@
+"""A stop that comes while an engine is being started waits until the engine is owned (real
+signals sent to this process; `run_process` starts real processes)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.errors import Interrupted
+from orchestrator.machine import execute
+from orchestrator.signals import signals_held, signals_interrupt
+
+
+def _stop_self(sig: signal.Signals = signal.SIGTERM) -> None:
+    os.kill(os.getpid(), sig)  # to this process: its handler runs before kill returns
+
+
+def test_a_stop_inside_a_held_block_is_raised_as_the_block_ends():
+    reached = []
+    with signals_interrupt(), pytest.raises(Interrupted, match="SIGTERM"):
+        with signals_held():
+            _stop_self()
+            reached.append("after the signal")
+    assert reached == ["after the signal"]
+
+
+def test_ctrl_c_inside_a_held_block_is_a_keyboard_interrupt_as_it_ends():
+    reached = []
+    with signals_interrupt(), pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            _stop_self(signal.SIGINT)
+            reached.append("after the signal")
+    assert reached == ["after the signal"]
+
+
+def test_a_stop_outside_a_held_block_is_raised_at_once_and_a_block_after_it_is_clean():
+    reached = []
+    with signals_interrupt():
+        with pytest.raises(Interrupted, match="SIGHUP"):
+            _stop_self(signal.SIGHUP)
+            reached.append("after the signal")
+        with signals_held():
+            reached.append("held, no signal")
+    assert reached == ["held, no signal"]
+
+
+def test_an_error_inside_a_held_block_carries_the_stop_that_came_with_it():
+    with signals_interrupt(), pytest.raises(Interrupted) as raised:
+        with signals_held():
+            _stop_self()
+            raise OSError("the block's own failure")
+    assert isinstance(raised.value.__cause__, OSError)
+
+
+@pytest.mark.parametrize("where", ["inside Popen, after the fork", "reading its affinity back"])
+def test_a_stop_while_the_engine_starts_kills_it_before_the_run_goes_on(tmp_path, monkeypatch,
+                                                                        where):
+    """The bundle test's flake: SIGTERM right after an invocation was stored hit the next one's
+    start; the engine ran on unowned and wrote into logs already sealed."""
+    started: list[int] = []
+    popen, read_back = subprocess.Popen, execute.read_cpus_allowed
+
+    def starting(*args, **kwargs):
+        proc = popen(*args, **kwargs)
+        started.append(proc.pid)
+        if where.startswith("inside"):
+            _stop_self()
+        return proc
+
+    def reading(pid):
+        _stop_self()
+        return read_back(pid)
+
+    monkeypatch.setattr(execute.subprocess, "Popen", starting)
+    if not where.startswith("inside"):
+        monkeypatch.setattr(execute, "read_cpus_allowed", reading)
+    try:
+        with signals_interrupt(), pytest.raises(Interrupted):
+            execute.run_process(["sleep", "60"], tmp_path / "out", tmp_path / "err", 120)
+        (pid,) = started
+        assert not Path(f"/proc/{pid}").exists(), "the engine runs on after the stop"
+    finally:
+        for pid in started:  # the old code's leak, not left behind by a failing test
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
