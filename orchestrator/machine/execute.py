@@ -6,6 +6,7 @@ import errno
 import os
 import signal
 import subprocess
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +21,9 @@ POLL_S = 0.01
 OUTPUT_ROOM_BYTES = 64 << 10
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
+# The engines being waited on (each its own process group), for kill_running_engines.
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 def utc_now() -> str:
@@ -68,12 +72,14 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
     started_at = utc_now()
     start = time.monotonic()
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        proc = None
+        proc: subprocess.Popen[bytes] | None = None
         try:
-            with signals_held():  # a stop inside Popen, after the fork, left `proc` unset
+            with signals_held():  # a stop waits until `proc` is set, so the except can kill it
                 proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         env={**os.environ, **(env or {})}, preexec_fn=pin,
                                         start_new_session=True)
+                with _RUNNING_LOCK:
+                    _RUNNING.add(proc.pid)
             allowed = read_cpus_allowed(proc.pid)
             cgroups = tuple(read_proc_cgroup(proc.pid))
             status, usage, timed_out = _wait(proc.pid, start, timeout_s)
@@ -84,6 +90,10 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
             if proc is not None:
                 _kill_group(proc.pid, reap=True)
             raise
+        finally:
+            if proc is not None:
+                with _RUNNING_LOCK:
+                    _RUNNING.discard(proc.pid)
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4; keep Popen consistent
     check_output_room(stdout_path)
@@ -93,6 +103,18 @@ def run_process(argv: list[str], stdout_path: Path, stderr_path: Path, timeout_s
         stdout=stdout_path.read_text(errors="replace"), stderr=stderr_path.read_text(errors="replace"),
         started_at=started_at, ended_at=utc_now(), cpus_allowed=allowed, cgroups=cgroups,
         involuntary_switches=usage.ru_nivcsw)
+
+
+def kill_running_engines() -> None:
+    """SIGKILL every engine `run_process` is waiting on; each waiting thread then reaps its
+    own. A stop is raised in the main thread only: the engines a group runs at once, waited on
+    by worker threads (runners/loop.py), would run on to their end."""
+    with _RUNNING_LOCK:
+        for pid in _RUNNING:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def check_output_room(path: Path) -> None:

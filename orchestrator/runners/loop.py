@@ -12,11 +12,12 @@ may run a measured step again; every attempt is a record.
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Callable, Protocol, Sequence
 
 from ..adapters.results import StoredAggregate
 from ..errors import ConfigError, DiskFull, EngineOutputError, Interrupted
+from ..machine.execute import kill_running_engines
 from ..machine.interference import judge_attempt
 from ..plan.runplan import PHASE_SETUP, Step
 from ..record import STATUS_FAILED, STATUS_OK, STATUS_PARSE_ERROR, Invocation
@@ -85,6 +86,22 @@ def _run_under_policy(runner: StepRunner, ctx: RunContext, step: Step) -> StepOu
 Item = tuple[RunContext, Step]
 
 
+def _run_at_once(outcome: Callable[[RunContext, Step], tuple[StepOutcome, str]],
+                 group: Sequence[Item]) -> list[tuple[StepOutcome, str]]:
+    """A group's steps at once, one thread each. A stop (Ctrl-C, SIGTERM) is raised in this
+    thread only: the workers' engines, and any a worker starts before its step ends, are
+    killed until every worker is done, rather than run on to their end."""
+    with ThreadPoolExecutor(max_workers=len(group)) as pool:
+        futures = [pool.submit(outcome, *item) for item in group]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            while not all(future.done() for future in futures):
+                kill_running_engines()
+                wait(futures, timeout=0.1)
+            raise
+
+
 def run_steps(items: Sequence[Item], store: InvocationStore, reporter: Reporter,
               runner_for: RunnerFor | None = None) -> list[Invocation]:
     """Run (context, step) items in the given order; returns the invocations in that order.
@@ -137,8 +154,7 @@ class RunLoop:
             if len(group) == 1:
                 outcomes = [self._outcome(*group[0])]
             else:
-                with ThreadPoolExecutor(max_workers=len(group)) as pool:
-                    outcomes = list(pool.map(lambda item: self._outcome(*item), group))
+                outcomes = _run_at_once(self._outcome, group)
             for (ctx, step), (outcome, skipped) in zip(group, outcomes):
                 done += self._record(ctx, step, outcome, skipped)
         return done

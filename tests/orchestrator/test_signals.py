@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from orchestrator.errors import Interrupted
 from orchestrator.machine import execute
+from orchestrator.record import ProcessResult
+from orchestrator.runners.loop import _run_at_once
 from orchestrator.signals import signals_held, signals_interrupt
 
 
@@ -60,12 +64,12 @@ def test_a_stop_while_the_engine_starts_kills_it_before_the_run_goes_on(tmp_path
                                                                         where):
     """The bundle test's flake: SIGTERM right after an invocation was stored hit the next one's
     start; the engine ran on unowned and wrote into logs already sealed."""
-    started: list[int] = []
+    started: list[subprocess.Popen] = []
     popen, read_back = subprocess.Popen, execute.read_cpus_allowed
 
     def starting(*args, **kwargs):
         proc = popen(*args, **kwargs)
-        started.append(proc.pid)
+        started.append(proc)
         if where.startswith("inside"):
             _stop_self()
         return proc
@@ -80,12 +84,37 @@ def test_a_stop_while_the_engine_starts_kills_it_before_the_run_goes_on(tmp_path
     try:
         with signals_interrupt(), pytest.raises(Interrupted):
             execute.run_process(["sleep", "60"], tmp_path / "out", tmp_path / "err", 120)
-        (pid,) = started
-        assert not Path(f"/proc/{pid}").exists(), "the engine runs on after the stop"
+        (proc,) = started
+        assert not Path(f"/proc/{proc.pid}").exists(), "the engine runs on after the stop"
     finally:
-        for pid in started:  # the old code's leak, not left behind by a failing test
-            try:
-                os.killpg(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        _kill_left(started)
+
+
+def test_a_stop_while_a_group_runs_at_once_kills_every_workers_engine(tmp_path):
+    """A duet's two engines are waited on by worker threads, where no stop is raised: they are
+    killed (exit -9), not run on to their end (a minute of sleep, exit 0)."""
+    ended: list[ProcessResult] = []
+
+    def engine(folder: Path, _step: object) -> None:
+        folder.mkdir()
+        ended.append(execute.run_process(["sleep", "60"], folder / "out", folder / "err", 120))
+
+    def stop_once_both_run() -> None:
+        while len(execute._RUNNING) < 2:
+            time.sleep(0.01)
+        _stop_self()
+
+    threading.Thread(target=stop_once_both_run, daemon=True).start()
+    with signals_interrupt(), pytest.raises(Interrupted):
+        _run_at_once(engine, [(tmp_path / "a", 1), (tmp_path / "b", 2)])
+    assert sorted(result.exit_code for result in ended) == [-signal.SIGKILL] * 2
+    assert not execute._RUNNING
+
+
+def _kill_left(started: list[subprocess.Popen]) -> None:
+    """The old code's leak, not left behind by a failing test (a reaped one is not touched:
+    its group id may be another's by now)."""
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
