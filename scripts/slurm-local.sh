@@ -72,10 +72,6 @@ JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
-# The main scheduler stops at the first job that must wait (the next of one profile's jobs, its
-# node busy) and leaves the rest of the queue to backfill, every 30 s by default: the other
-# node idled that long. Each second here, as a benchmark fleet wants its nodes busy.
-SchedulerParameters=bf_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 # Finished jobs stay visible to squeue/scontrol for 10 minutes (there is no slurmdbd here).
