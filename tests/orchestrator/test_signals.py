@@ -31,13 +31,33 @@ def test_a_stop_inside_a_held_block_is_raised_as_the_block_ends():
     assert reached == ["after the signal"]
 
 
-def test_ctrl_c_inside_a_held_block_is_a_keyboard_interrupt_as_it_ends():
+@pytest.fixture
+def sigint_at_python_default():
+    """SIGINT as Python sets it in a foreground process: a shell without job control (CI, the
+    tests run in the background) starts its jobs with SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_inside_a_held_block_is_a_keyboard_interrupt_as_it_ends(sigint_at_python_default):
     reached = []
     with signals_interrupt(), pytest.raises(KeyboardInterrupt):
         with signals_held():
             _stop_self(signal.SIGINT)
             reached.append("after the signal")
     assert reached == ["after the signal"]
+
+
+def test_an_ignored_sigint_stays_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with signals_interrupt():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            _stop_self(signal.SIGINT)  # nothing happens
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_stop_outside_a_held_block_is_raised_at_once_and_a_block_after_it_is_clean():
