@@ -111,10 +111,7 @@ def kill_running_engines() -> None:
     by worker threads (runners/loop.py), would run on to their end."""
     with _RUNNING_LOCK:
         for pid in _RUNNING:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill_group(pid)
 
 
 def check_output_room(path: Path) -> None:
