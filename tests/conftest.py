@@ -1,12 +1,48 @@
 """Shared fixtures: real captured engine outputs, and the real Hydra configs."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parents[1]
+# Held shared by every test, exclusively by a machine_wide one: tests in parallel workers (and
+# other test sessions on this machine) share its cpusets, containers and leftovers.
+MACHINE_LOCK = Path(tempfile.gettempdir()) / "tidemark-tests-machine.lock"
+
+
+@contextlib.contextmanager
+def _machine_lock(exclusive: bool) -> Iterator[None]:
+    with open(MACHINE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """A machine_wide test (it applies a shield, of which the machine holds one, or watches a
+    leftover that any Tidemark command removes) runs while no other test does. Around the whole
+    protocol, so a module fixture set up or torn down with a test is inside it too."""
+    with _machine_lock(item.get_closest_marker("machine_wide") is not None):
+        return (yield)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _children_see_no_test_worker() -> None:
+    """pytest-xdist's worker sets PYTEST_XDIST_* in the environment every child inherits, and a
+    user's pytest-benchmark suite a test runs then takes itself for a worker and writes no
+    JSON: the children of a test see the environment a user's shell has."""
+    for name in [n for n in os.environ if n.startswith("PYTEST_XDIST_")]:
+        del os.environ[name]
 
 
 def read_data(relative: str) -> str:

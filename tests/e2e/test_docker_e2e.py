@@ -156,6 +156,7 @@ CLEANERS = {"machine reset": ["machine", "reset"],
                               "workload.params.num=1000"]}
 
 
+@pytest.mark.machine_wide  # any other test's run would remove the container first
 @pytest.mark.parametrize("cleaner", sorted(CLEANERS))
 def test_kill_9_leaves_a_labelled_container_that_the_next_command_removes(tmp_path, cleaner):
     proc, run_id = _start_long_run(tmp_path)

@@ -17,9 +17,9 @@ import pytest
 from orchestrator.machine import shield
 from orchestrator.machine.execute import read_cpus_allowed
 from tests.e2e.fixtures import TIDEMARK, query, tidemark
-from tests.orchestrator.machine.test_shield import ROOT, cpuset_of, pytestmark as needs_cpusets, shields_present, start_killed_owner
+from tests.orchestrator.machine.test_shield import cpuset_of, needs_cpusets, shields_present, start_killed_owner
 
-pytestmark = [pytest.mark.engine, needs_cpusets]
+pytestmark = [pytest.mark.engine, needs_cpusets, pytest.mark.machine_wide]
 TINY = ("engine=leveldb", "workload=readrandom", "machine=ci-2core", "repetitions=2")
 
 

@@ -19,10 +19,12 @@ from orchestrator.machine.execute import read_cpus_allowed, run_process
 from tests.e2e.fixtures import TIDEMARK
 
 ROOT = v1_cpuset_root()
-pytestmark = pytest.mark.skipif(
+needs_cpusets = pytest.mark.skipif(
     ROOT is None or os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2 or
     not os.access(ROOT / "cgroup.procs", os.W_OK),
     reason="needs root, a writable cgroup v1 cpuset hierarchy and 2 CPUs")
+# The machine holds one shield at a time, and every Tidemark command removes a dead one's.
+pytestmark = [needs_cpusets, pytest.mark.machine_wide]
 BENCH, REST = (1,), (0,)
 BUSY = [sys.executable, "-c", "while 1: pass"]
 
