@@ -38,7 +38,7 @@ site: venv npm
 	$(VENV)/bin/tidemark site
 
 # Two workers, a test file each at a time: one at a time the suite kept 2 CPUs 61 % busy, as
-# its end-to-end tests wait on engines, schedulers and browsers (1,945 s → 1,078 s measured on
+# its end-to-end tests wait on engines, schedulers and browsers (1,945 s → 1,078-1,186 s, on
 # 2026-11-29; ARCHITECTURE.md, Tests). Each file stays in one worker, with its module fixtures.
 test: setup
 	$(PY) -m pytest -n 2 --dist loadfile -q -ra

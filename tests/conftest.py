@@ -19,19 +19,25 @@ MACHINE_LOCK = Path(tempfile.gettempdir()) / "tidemark-tests-machine.lock"
 
 @contextlib.contextmanager
 def _machine_lock(exclusive: bool) -> Iterator[None]:
-    with open(MACHINE_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    # Opened to read, and created only when missing: a lock needs no more, and another user
+    # (or /tmp's protected_regular) then never stops the tests of whoever made it second.
+    try:
+        fd = os.open(MACHINE_LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        fd = os.open(MACHINE_LOCK, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # and with it the lock
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    """A machine_wide test (it applies a shield, of which the machine holds one, or watches a
-    leftover that any Tidemark command removes) runs while no other test does. Around the whole
-    protocol, so a module fixture set up or torn down with a test is inside it too."""
+    """A machine_wide test (it applies a shield, of which the machine holds one, watches a
+    leftover that any Tidemark command removes, or makes its change with load it starts) runs
+    while no other test does. Around the whole protocol, so a module fixture set up or torn
+    down with a test is inside it too."""
     with _machine_lock(item.get_closest_marker("machine_wide") is not None):
         return (yield)
 

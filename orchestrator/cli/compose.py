@@ -23,6 +23,20 @@ CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 GROUPS = ("machine", "engine", "build", "workload", "cache", "suite", "runner")
 
 
+def override_key(override: str) -> str:
+    """The key an override sets, without Hydra's +, ++ or ~ (add, force, delete)."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def is_hydra_option(override: str) -> bool:
+    """An override of Hydra's own settings (hydra.job..., hydra/launcher=...), not of the config
+    a run is made of. hydra.searchpath is not one: it adds a folder of the user's own config
+    groups (an engine recipe and its workloads kept in the engine's repository), so every
+    compose of the run's config needs it."""
+    key = override_key(override)
+    return key.startswith(("hydra.", "hydra/")) and key != "hydra.searchpath"
+
+
 def parse_with_overrides(parser: argparse.ArgumentParser,
                          argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """`OPTIONS -- OVERRIDES` (tidemark ab, bisect, backfill): the options parsed, and the Hydra
@@ -115,8 +129,9 @@ def _first_values(overrides: list[str]) -> list[list[str]]:
 
 def validate_overrides(overrides: list[str]) -> DictConfig | None:
     """Compose the config for every sweep value before Hydra runs anything. Without a sweep,
-    and with no Hydra option among the overrides, that is the run's own config: returned, so
-    the caller composes once (a compose is ~0.25 s of every command that runs one)."""
+    and with no Hydra option (is_hydra_option) among the overrides, that is the run's own
+    config: returned, so the caller composes once (a compose is ~0.25 s of every command that
+    runs one); None otherwise."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
@@ -124,10 +139,7 @@ def validate_overrides(overrides: list[str]) -> DictConfig | None:
     from omegaconf.errors import OmegaConfBaseException
 
     register_schemas()  # what the YAML files' defaults name (again: it only replaces them)
-    # hydra.searchpath stays: it adds a folder of the user's own config groups (an engine
-    # recipe and its workloads kept in the engine's repository), and every compose needs it.
-    user = [o for o in overrides if o.startswith("hydra.searchpath=")
-            or not o.startswith(("hydra.", "hydra/", "-", "--"))]
+    user = [o for o in overrides if not o.startswith("-") and not is_hydra_option(o)]
     composed = None
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
@@ -170,7 +182,7 @@ def compose_conf(overrides: list[str]) -> tuple[TidemarkConf, dict]:
 
     cfg = validate_overrides(overrides)
     try:
-        if cfg is None:  # a Hydra option among them: composed as given
+        if cfg is None:  # a sweep or a Hydra option among them: composed as given
             with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
                 cfg = compose("tidemark", overrides=overrides)
         return OmegaConf.to_object(cfg), OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

@@ -19,7 +19,7 @@ import duckdb
 from ..analysis.compare import Row
 from ..errors import UserError
 from ..run.ab import Side
-from .compose import compose_conf
+from .compose import compose_conf, is_hydra_option, override_key
 
 # Keys of a stored run's overrides the paired job sets itself (or must not inherit).
 _REPLACED = ("db", "results_dir", "data_dir", "label", "note", "bundle_dir", "repetitions",
@@ -39,15 +39,11 @@ def stored_run(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]:
     return run
 
 
-def _key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
-
-
 def side_overrides(run: dict[str, Any], workloads: Sequence[str], db: Path,
                    max_rounds: int) -> list[str]:
     """The paired job's overrides of one stored run (see the module docstring)."""
-    kept = [o for o in run["overrides"] if "=" in o and _key(o) not in _REPLACED
-            and (not _key(o).startswith("hydra") or _key(o) == "hydra.searchpath")]
+    kept = [o for o in run["overrides"] if "=" in o and override_key(o) not in _REPLACED
+            and not is_hydra_option(o)]
     out = [*kept, f"db={db}", f"results_dir={db.parent}", f"repetitions={max_rounds}"]
     if run.get("source_kind") == "git" and run.get("commit_sha"):
         out.append(f"engine.source.ref={run['commit_sha']}")

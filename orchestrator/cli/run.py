@@ -1,14 +1,16 @@
-"""`tidemark run`: Hydra's app over the run job (orchestrator/run/job.py), one job per sweep
-value, and `--resume RUN`, which re-plans a stored run (or its sweep) from its own overrides."""
+"""`tidemark run`: one run composed once and run (orchestrator/run/job.py); a sweep, or a run
+given a Hydra option, through Hydra's app, one job per sweep value; and `--resume RUN`, which
+re-plans a stored run (or its sweep) from its own overrides."""
 from __future__ import annotations
 
+import logging.config
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, Interrupted, RunIncomplete, UserError
 from ..run.sweep_state import JOB_ERRORS, RUN_OUTCOMES, SWEEP
-from .compose import CONF_DIR, validate_overrides
+from .compose import CONF_DIR, is_hydra_option, override_key, validate_overrides
 from .output import console, print_error_and_exit
 
 if TYPE_CHECKING:
@@ -26,11 +28,13 @@ def _run_task(cfg) -> None:  # type: ignore[no-untyped-def]
 
 
 def _kept_overrides(overrides: list[str]) -> list[str]:
-    """The overrides a run keeps: the config's own, then a user's own config folder
-    (hydra.searchpath), part of what the run's config is made of, so --resume, gate --confirm
-    and bisect compose it again; Hydra's other options are not."""
-    return [*(o for o in overrides if not o.startswith(("hydra.", "hydra/"))),
-            *(o for o in overrides if o.startswith("hydra.searchpath="))]
+    """The overrides a run keeps, so --resume, gate --confirm and bisect compose its config
+    again: the config's own, then a user's own config folder (hydra.searchpath, where Hydra's
+    app lists it); not Hydra's options."""
+    def searchpath(o: str) -> bool:
+        return override_key(o) == "hydra.searchpath"
+    return [*(o for o in overrides if not is_hydra_option(o) and not searchpath(o)),
+            *(o for o in overrides if searchpath(o))]
 
 
 def _run_composed(cfg, overrides: list[str], job_num: int | None) -> None:  # type: ignore[no-untyped-def]
@@ -93,7 +97,10 @@ def run_command(argv: list[str]) -> None:
     cfg = validate_overrides(overrides)
     if cfg is not None and overrides == argv and not multirun:
         # One run and no Hydra option: composed once, above; Hydra's app would compose it twice
-        # more (to learn the mode, then to run), ~0.5 s of every run's start.
+        # more (to learn the mode, then to run), ~0.5 s of every run's start. Logging as Hydra's
+        # app sets it for conf/tidemark.yaml (hydra/job_logging: disabled): errors only.
+        logging.config.dictConfig({"version": 1, "root": {"level": "ERROR"},
+                                   "disable_existing_loggers": True})
         _run_composed(cfg, _kept_overrides(overrides), None)
     else:
         sys.argv = ["tidemark run", *argv]
