@@ -27,8 +27,8 @@ import jinja2
 from ..data.site_cache import SiteCache, digest, place
 from . import forked, render, slots
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, fill_table_slots,
-                       rows_file, rows_file_name, run_tables, write_run_pages)
+from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, data_file, data_file_name,
+                       fill_table_slots, run_tables, stub_html, write_run_pages)
 from .site_reads import RunReads, points_of_runs
 from .table_csv import csv_downloads
 
@@ -69,14 +69,15 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunM
         # reads and pages, which every other child waits for. Not a full build's thousand:
         # niced, they were late, and the build took 22.6-24.5 s instead of 20.8-21.6.
         os.nice(forked.LATER)
-    tables = run_tables(env, db, stale, markdown.contexts.points(_ids(stale))) if stale else {}
+    tables = run_tables(env, db, stale, markdown.contexts.points(_ids(stale)),
+                        markdown.contexts) if stale else {}
     docs_ready.wait()
     mkdocs = MkDocsPages(config)
-    relinked = [page for page in pages if page.run_id in reused and
+    relinked = [page for page in pages if page.run_id in reused and page.detailed and
                 not mkdocs.still_valid(reused[page.run_id]["converted"].lookups)]
     if relinked:  # a link target came or went: convert again (the tables are unchanged, but
         tables.update(run_tables(env, db, relinked,  # are not kept between builds)
-                                 markdown.contexts.points(_ids(relinked))))
+                                 markdown.contexts.points(_ids(relinked)), markdown.contexts))
     maker = _BodyMaker(env, mkdocs, markdown, tables, cache)
     todo = stale + relinked
     # A full build's thousand bodies are its last work, long after MkDocs' child is done:
@@ -110,11 +111,13 @@ class _BodyMaker:
 
     def make(self, page: RunPage) -> dict[str, Any]:
         """The page's body into the cache; its facts (what `place_run_pages` needs)."""
+        if not page.detailed:
+            return self._make_older(page)
         converted = self.mkdocs.convert(page.src)
         converted.check_shell_ready(page.src)
         body = fill_table_slots(converted.content,
                                 self.markdown.table_slots(self.env, page.run_id), page.src)
-        tables, rows = rows_file(self.tables.get(page.run_id, {}))
+        tables, _ = data_file(self.tables.get(page.run_id, {}))
         body = slots.fill_page(body, tables, page.src)
         # Its tables' CSV files are made with it (the shell holds no table); the invocations'
         # CSV is the database export's, written for the detailed runs (tools_site.py).
@@ -126,12 +129,28 @@ class _BodyMaker:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(body, encoding="utf-8")
         beside = {name: text.encode() for name, text in csv_files.items()}
-        if rows is not None:
-            beside[rows_file_name(page.run_id)] = rows
+        return {"converted": replace(converted, content=""), "body": target.name,
+                "beside": self._keep_beside(stem, beside)}
+
+    def _make_older(self, page: RunPage) -> dict[str, Any]:
+        """An older run's page at its address (no shell: it is the same whatever MkDocs
+        builds) and its data file, into the cache; `converted` None: nothing of MkDocs'."""
+        _, data = data_file(self.tables.get(page.run_id, {}))
+        if data is None:
+            raise RuntimeError(f"{page.src}: no data file was made for the older run")
+        stem = digest(page.key)
+        target = self.cache.file(BODIES, f"{stem}.html")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(stub_html(page.run_id), encoding="utf-8")
+        return {"converted": None, "body": target.name,
+                "beside": self._keep_beside(stem, {data_file_name(page.run_id): data})}
+
+    def _keep_beside(self, stem: str, beside: dict[str, bytes]) -> dict[str, str]:
+        """The files beside a page into the cache: their names there, by their names in the
+        site."""
         for name, content in beside.items():
             self.cache.file(BODIES, f"{stem}.{name}").write_bytes(content)
-        return {"converted": replace(converted, content=""), "body": target.name,
-                "beside": {name: f"{stem}.{name}" for name in beside}}
+        return {name: f"{stem}.{name}" for name in beside}
 
 
 @dataclass(frozen=True)
@@ -240,7 +259,7 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
     """The run page around `shell` (written into the cache if new) and its CSV files linked
     into `folder`, but those `linked_already` (name in `folder`, name in the cache) says are
     links to their file of the cache; returns their names in `folder`, the page's first."""
-    name = f"{digest(page_facts['body'], shell_key)}.html"
+    name = _final_name(page_facts, shell_key)
     final = cache.file(BODIES, name)
     if not final.is_file():
         body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
@@ -252,6 +271,14 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
         if not linked_already(target, kept):
             place(cache.file(BODIES, kept), folder / target)
     return list(files)
+
+
+def _final_name(page_facts: dict[str, Any], shell_key: str) -> str:
+    """The cache's file of a run page as the site gets it: its body around the shell, or an
+    older run's page as it was made."""
+    if page_facts["converted"] is None:
+        return page_facts["body"]
+    return f"{digest(page_facts['body'], shell_key)}.html"
 
 
 def retire_run_pages(site: Path) -> None:
@@ -280,14 +307,15 @@ def place_run_pages(site: Path, bodies: Bodies, cache: SiteCache) -> set[Path]:
     entries, placed = [], set()
     for page in bodies.pages:
         page_facts = bodies.facts[page.run_id]
-        name = f"{digest(page_facts['body'], shell_key)}.html"
+        name = _final_name(page_facts, shell_key)
         if not ready:
             _link_page(folder, page, page_facts, shell, shell_key, cache)
         placed.add(site / built_path(page))
         cache.store(BODIES, page.run_id, page.key,
                     {**page_facts, "files": [page_facts["body"], name,
                                              *page_facts["beside"].values()]})
-        entries += page_facts["converted"].search
+        if page_facts["converted"] is not None:
+            entries += page_facts["converted"].search
     cache.store(SHELLS, SHELLS, shell_key, {"shell": shell})
     _add_to_search_index(site, entries)
     return placed

@@ -1,10 +1,13 @@
 """The runs list and one page per run (wiring): each run page's Markdown, the key its HTML is
-cached under, and its big HTML tables. MkDocs builds the runs list and the page shell; the run
-pages themselves are built beside it (run_assembly.py, page_shell.py), each only when its key
-or what its links point to changed since the last build into the same out folder."""
+cached under, and its big HTML tables. MkDocs builds the runs list, the page shell and the page
+older runs share; the run pages themselves are built beside it (run_assembly.py,
+page_shell.py), each only when its key or what its links point to changed since the last build
+into the same out folder. An older run's page is a data file and a page at its address that
+sends the reader to the shared page, whose script draws it (pages/run_data.py)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -14,35 +17,36 @@ from typing import Any, Callable
 import duckdb
 import jinja2
 import pandas as pd
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..data import queries
 from ..data.caveats import IMPORTED
 from ..data.site_cache import digest, generator_fingerprint
-from ..pages.format import Link, slug
+from ..pages.format import Link, nav_title, slug
+from ..pages.run_data import older_run_json
 from ..pages.run_page import result_rows, run_page
-from ..pages.run_tables import COMPACT_HEADER, HEADER, compact_rows_json, detailed_rows
+from ..pages.run_tables import HEADER, compact_rows_json, detailed_rows, no_rows_json
 from ..pages.tables import Table
-from . import render
 from .html_tables import table_html
 from .page_shell import SHELL, shell_markdown
 from .slots import placeholder
 
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
-# row (and its permalink) per invocation without them, made by the page's script from a file
-# beside the page (ROWS_SUFFIX), so a long history builds quickly and fits a static host.
-# Fifty: a detailed page of a 600-invocation run is 550 KB and its CSV 250 KB; at a hundred
-# they were 80 MB of a 10,000-run site of 1,015 MB (GitHub Pages takes 1 GB).
+# row (and its permalink) per invocation without them, drawn with the rest of the page by the
+# script of the page older runs share (OLDER) from the run's data file (DATA_SUFFIX), so a long
+# history builds quickly and fits a static host. Fifty: a detailed page of a 600-invocation
+# run is 550 KB and its CSV 250 KB; at a hundred they were 80 MB of a 10,000-run site of
+# 1,015 MB (GitHub Pages takes 1 GB).
 DETAILED_RUN_PAGES = 50
 FOLDER = "runs"
-# An older run's invocation rows: a file beside its page that the page's script shows
-# (site/assets/tidemark.js), not rows in the page (run_tables.compact_rows_json).
-ROWS_SUFFIX = ".invocations.json.gz"
-ROWS_FILE = "\0rows file"  # its key among a page's slots (no slot has that name)
-ROWS_BLOCK_RUNS = 1000  # older runs whose invocations are read at once (see _rows_files)
+OLDER = "_run"  # runs/_run.md: the page every older run is drawn on (no run's slug has "_")
+# An older run's facts and invocation rows (pages/run_data.py), beside its address.
+DATA_SUFFIX = ".run.json.gz"
+DATA_FILE = "\0data file"  # its key among a page's slots (no slot has that name)
+ROWS_BLOCK_RUNS = 1000  # older runs whose invocations are read at once (see _data_files)
 # MkDocs builds only these pages of the folder; it still sees the others, to resolve links.
-BUILT_BY_MKDOCS = ("index.md", f"{SHELL}.md")
+BUILT_BY_MKDOCS = ("index.md", f"{SHELL}.md", f"{OLDER}.md")
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,36 @@ class RunPage:
     run_id: str
     src: str
     key: str
-    detailed: bool
+    detailed: bool  # else an older run's: a data file the shared page draws (OLDER)
     imported: bool  # `tidemark import`ed: its page shows every metric in Markdown, no results table
 
 
 def detailed_runs(runs: pd.DataFrame) -> set[str]:
-    """The runs (newest first in `runs`) whose pages show every invocation in detail."""
-    return set(runs["run_id"].head(DETAILED_RUN_PAGES))
+    """The runs (newest first in `runs`) whose pages show every invocation in detail: the
+    newest, and every imported run (few, and found by their pages in the site's search)."""
+    imported = runs["run_id"][pd.Series(_sources(runs), index=runs.index) == IMPORTED]
+    return set(runs["run_id"].head(DETAILED_RUN_PAGES)) | set(imported)
+
+
+def older_markdown() -> str:
+    """The page older runs share: its script draws the run its address names (?run=<slug>)."""
+    return ("---\ntitle: Run\nsearch:\n  exclude: true\nhide:\n  - toc\n---\n\n# Run\n\n"
+            f'<div class="tm-run-data" data-suffix="{DATA_SUFFIX}" markdown="0">\n'
+            '<p class="tm-run-note">This older run\'s page is drawn by its script from the '
+            "run's data file when the site is served over HTTP (for example python3 -m "
+            "http.server in its folder).</p>\n</div>\n")
+
+
+def stub_html(run_id: str) -> str:
+    """An older run's page at its address (runs/<slug>.html, where every link to the run
+    points): it sends the reader, and the anchor of an invocation, to the shared page."""
+    target = escape(f"{OLDER}.html?run={slug(run_id)}")
+    title = escape(f"Run {run_id}")
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{title}</title>\n"
+            f"<script>location.replace({json.dumps(str(target))} + location.hash);</script>\n"
+            f'<meta http-equiv="refresh" content="0; url={target}">\n'
+            f'</head><body><p><a href="{target}">{title}</a></p></body></html>\n')
 
 
 def exclude_from_mkdocs() -> str:
@@ -122,7 +149,10 @@ class RunContexts:
         self._columns, self._names, self._rows = runs.columns, runs.index, runs.values
         self._at = {run_id: i for i, run_id in enumerate(runs["run_id"])}
         self._detailed = detailed_runs(runs)
-        self._phases, self._values = phases, imported
+        # Each run's own rows of the phases and imported values, split once (a filter of the
+        # frame per run was 0.4 ms, 4 s of 10,000 older runs' pages).
+        self._frames = [(frame, dict(tuple(frame.groupby("run_id", sort=False))))
+                        if frame is not None else None for frame in (phases, imported)]
         # Each run's own rows as records, split once (a filter of the frame per run is not free).
         self._records = [_records_by_run(frame) for frame in (phases, imported)]
         self._points_of, self._points = points_of, {}
@@ -150,11 +180,22 @@ class RunContexts:
             at, detailed = self._at[run_id], run_id in self._detailed
             run = pd.Series(self._rows[at], index=self._columns, name=self._names[at])
             has_points = detailed and len(self.points([run_id])) > 0
-            phases, values = (frame[frame["run_id"] == run_id] if frame is not None else None
-                              for frame in (self._phases, self._values))
-            self._made[run_id] = run_page(run, has_results=has_points, compact=not detailed,
-                                          phases=phases, values=values)
+            phases, values = (split[1].get(run_id, split[0].iloc[:0]) if split else None
+                              for split in self._frames)
+            self._made[run_id] = run_page(run, has_results=has_points, phases=phases,
+                                          values=values)
         return self._made[run_id]
+
+    def data_file(self, run_id: str, rows_json: str | None) -> bytes:
+        """An older run's data file (its page's blocks and `rows_json`, its invocation rows),
+        gzipped; its context is not kept (10,000 of them)."""
+        page = self._made.pop(run_id, None) or self.of(run_id)
+        self._made.pop(run_id, None)
+        text = older_run_json(page, f"{slug(run_id)}.html", rows_json or no_rows_json())
+        # Compressed with a fixed time, so a build is byte-identical to the last. A run of 600
+        # invocations: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB in 3.8 ms (12 MB
+        # less on a 10,000-run site for 20 CPU-s more), level 1 16.6.
+        return gzip.compress(text.encode(), compresslevel=4, mtime=0)
 
 
 def _records_by_run(frame: pd.DataFrame | None) -> dict[str, list[tuple[Any, ...]]]:
@@ -209,15 +250,17 @@ def fill_table_slots(content: str, tables: dict[str, str], src: str) -> str:
 def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
                     contexts: RunContexts, fingerprints: dict[str, str], logs: dict[str, str],
                     previous: dict[str, str]) -> RunMarkdown:
-    """The shell and runs/<id>.md of every run, newest first (runs/index.md is site_pages'); a
-    run page whose key is the one in `previous` (run id → key of the last build) keeps last
-    build's file.
+    """The shell, the page older runs share and runs/<id>.md of every run, newest first
+    (runs/index.md is site_pages'; an older run's holds its title only: MkDocs resolves links
+    to it, but builds neither it nor its page); a run page whose key is the one in `previous`
+    (run id → key of the last build) keeps last build's file.
     A page's key hashes what its context is made of (`contexts`), the run's fingerprint in
     the DB (its points, so whether it has a results table, and its invocations), its logs and
     the generator (site_cache.generator_fingerprint)."""
     folder = docs / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{SHELL}.md").write_text(shell_markdown(), encoding="utf-8")
+    (folder / f"{OLDER}.md").write_text(older_markdown(), encoding="utf-8")
     detailed = detailed_runs(runs)
     # The generator too: the finished page's file is named from the key, and a new version of
     # the code, templates or Markdown must not meet last version's file of the same name.
@@ -232,7 +275,10 @@ def write_run_pages(env: jinja2.Environment, docs: Path, runs: pd.DataFrame,
     contexts.points([page.run_id for page in stale])  # one read for every page written
     written = {}
     for page in stale:
-        markdown, written[page.run_id] = _render_run_page(env, contexts.of(page.run_id))
+        if page.detailed:
+            markdown, written[page.run_id] = _render_run_page(env, contexts.of(page.run_id))
+        else:
+            markdown = f"---\ntitle: {json.dumps(f'Run {nav_title(page.run_id)}')}\n---\n"
         (docs / page.src).write_text(markdown, encoding="utf-8")
     current = {Path(page.src).name for page in pages} | set(BUILT_BY_MKDOCS)
     for old in folder.glob("*.md"):  # removed runs: their links must not resolve any more
@@ -259,10 +305,10 @@ def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
     return tails
 
 
-def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
-               points: pd.DataFrame) -> dict[str, dict[str, str | bytes]]:
-    """run id → slot name → the HTML of that run page's results and invocation tables (and,
-    under ROWS_FILE, an older run's rows file: gzipped JSON bytes)."""
+def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage], points: pd.DataFrame,
+               contexts: RunContexts) -> dict[str, dict[str, str | bytes]]:
+    """run id → slot name → the HTML of that run page's results and invocation tables (an
+    older run's: under DATA_FILE, its data file's bytes)."""
     recent = sorted(page.run_id for page in pages if page.detailed)
     older = sorted(page.run_id for page in pages if not page.detailed)
     results, invocations = (env.get_template(f"run_{name}.html.j2")
@@ -271,11 +317,11 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
     con.execute("SET threads = 1")  # the other core is busy meanwhile (the parent's pages)
     try:
         detail = queries.read_invocations(con, recent) if recent else None
-        tables = _rows_files(con, invocations, older)
+        tables = _data_files(con, older, contexts)
     finally:
         con.close()
     if detail is not None:
-        table = _around_rows(invocations, header=HEADER, compact=False, rows_file=None)
+        table = _around_rows(invocations, header=HEADER)
         rows = detailed_rows(detail, _log_tails(detail), table)
         # An imported run's page shows every metric of its own, in Markdown.
         mine = points[points["run_id"].isin({page.run_id for page in pages
@@ -288,38 +334,30 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage],
     return tables
 
 
-def _rows_files(con: duckdb.DuckDBPyConnection, invocations: jinja2.Template,
-                older: list[str]) -> dict[str, dict[str, str | bytes]]:
-    """The older runs' invocation tables (header only) and rows files, ROWS_BLOCK_RUNS runs'
-    invocations read at a time: 10,000 runs' 6 M at once held 8 GB in this process."""
+def _data_files(con: duckdb.DuckDBPyConnection, older: list[str],
+                contexts: RunContexts) -> dict[str, dict[str, str | bytes]]:
+    """The older runs' data files, ROWS_BLOCK_RUNS runs' invocations read at a time: 10,000
+    runs' 6 M at once held 8 GB in this process."""
     tables: dict[str, dict[str, str | bytes]] = {}
     for start in range(0, len(older), ROWS_BLOCK_RUNS):
         block = older[start:start + ROWS_BLOCK_RUNS]
         rows = compact_rows_json(queries.read_invocations(con, block, detail=False))
         for run_id in block:
-            tables[run_id] = {"invocations": invocations.render(
-                header=COMPACT_HEADER, compact=True, rows="",
-                rows_file=rows_file_name(run_id) if run_id in rows else None)}
-            if run_id in rows:
-                # Compressed with a fixed time, so a build is byte-identical to the last.
-                # 600 rows' JSON, 72 KB: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB
-                # in 3.8 ms (12 MB less on a 10,000-run site for 20 CPU-s more), level 1 16.6.
-                tables[run_id][ROWS_FILE] = gzip.compress(rows.pop(run_id).encode(),
-                                                          compresslevel=4, mtime=0)
+            tables[run_id] = {DATA_FILE: contexts.data_file(run_id, rows.pop(run_id, None))}
     return tables
 
 
-def rows_file_name(run_id: str) -> str:
-    """The name of an older run's rows file, beside its page (runs/<slug>.html)."""
-    return f"{slug(run_id)}{ROWS_SUFFIX}"
+def data_file_name(run_id: str) -> str:
+    """The name of an older run's data file, beside its address (runs/<slug>.html)."""
+    return f"{slug(run_id)}{DATA_SUFFIX}"
 
 
-def rows_file(tables: dict[str, str | bytes]) -> tuple[dict[str, str], bytes | None]:
-    """A run page's slots without its rows file, and that file's bytes (None: it has none)."""
-    rows = tables.get(ROWS_FILE)
+def data_file(tables: dict[str, str | bytes]) -> tuple[dict[str, str], bytes | None]:
+    """A run page's slots without its data file, and that file's bytes (None: it has none)."""
+    data = tables.get(DATA_FILE)
     others = {name: html for name, html in tables.items()
-              if name != ROWS_FILE and isinstance(html, str)}
-    return others, rows if isinstance(rows, bytes) else None
+              if name != DATA_FILE and isinstance(html, str)}
+    return others, data if isinstance(data, bytes) else None
 
 
 def _around_rows(template: jinja2.Template, **context: object) -> tuple[str, str]:

@@ -136,11 +136,11 @@ def values_table(values: pd.DataFrame | None) -> Table | None:
                  (False, False, True, False, True, False, True))
 
 
-def run_page(run: pd.Series, has_results: bool, compact: bool,
+def run_page(run: pd.Series, has_results: bool,
              phases: pd.DataFrame | None = None,
              values: pd.DataFrame | None = None) -> dict[str, Any]:
-    """The Markdown page's context of one run (its big tables are run_tables.py's);
-    `has_results`: it has a results table; `compact`: an older run without invocation detail."""
+    """The page's context of one run (its big tables are run_tables.py's; an older run's page
+    is drawn from it by run_data.py); `has_results`: it has a results table."""
     imported = run.get("source") == "import"
     state = run["machine_state"] or {}
     facts = run["machine_facts"] or {}
@@ -149,7 +149,7 @@ def run_page(run: pd.Series, has_results: bool, compact: bool,
         "run_id": run["run_id"], "title": f"Run {nav_title(run['run_id'])}",
         "summary": run_summary(run, "../"), "has_results": has_results and not imported,
         "imported_values": values_table(values) if imported else None,
-        "compact": compact, "imported": imported, "caveat": run.get("caveat") or "",
+        "imported": imported, "caveat": run.get("caveat") or "",
         "reproduce": reproduce_commands(run),
         "config": json.dumps(run["config"], indent=2, sort_keys=True),
         "build_table": Table(("Field", "Value"), [list(r) for r in (

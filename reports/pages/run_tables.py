@@ -147,12 +147,17 @@ def compact_rows_json(invocations: pd.DataFrame) -> dict[str, str]:
     for cell in cells:
         pieces += [",", cell]
     pieces.append("],")
-    head = json.dumps({"header": list(COMPACT_HEADER),
-                       "linked": [name in _LINKED for name in COMPACT_HEADER]})
-    around = (head[:-1] + ', "rows": [', "]}")
+    head = no_rows_json()
+    around = (head[:-len("[]}")] + "[", "]}")
     # Every row ends "],"; the last one's comma is dropped where the rows end ("],]}").
     return {run: text[:-len("],]}")] + "]]}"
             for run, text in _by_run(invocations, pieces, around).items()}
+
+
+def no_rows_json() -> str:
+    """compact_rows_json's text of a run without invocations."""
+    return json.dumps({"header": list(COMPACT_HEADER),
+                       "linked": [name in _LINKED for name in COMPACT_HEADER], "rows": []})
 
 
 def conditions_text(conditions: dict[str, Any]) -> str:

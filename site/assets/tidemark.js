@@ -76,11 +76,13 @@
   });
 })();
 
-/* An older run's invocation table (reports/build/run_site.py): its rows are in the file the
-   table's data-rows names, gzipped JSON from run_tables.compact_rows_json: each row its anchor,
-   whether it failed, and its cells as the newest runs' pages show them. Cells are set as text
-   (never HTML); a number links to its own row, so a copied link lands on the invocation, and a
-   link that arrived with an invocation's anchor is scrolled to once its row exists. */
+/* The page every older run is drawn on (runs/_run.html; reports/build/run_site.py): its
+   address names the run (?run=<slug>, where the run's own address sends the reader), its data
+   file beside it (gzipped JSON from reports/pages/run_data.py) holds the page's blocks and its
+   invocation rows: each row its anchor, whether it failed, and its cells as the newest runs'
+   pages show them. Text is set as text (never HTML); a number of a row links to its own row,
+   so a copied link lands on the invocation, and a link that arrived with an anchor is
+   scrolled to once the page is drawn. Each table gets its CSV download, made here. */
 (function () {
   "use strict";
 
@@ -94,47 +96,156 @@
     return JSON.parse(text);
   }
 
-  function row(cells, linked, failed, id) {
-    const tr = document.createElement("tr");
+  function element(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  function cellNode(tag, value, right) {
+    const cell = element(tag);
+    if (right) cell.style.textAlign = "right";
+    if (Array.isArray(value)) {
+      const a = element("a", value[0]);
+      a.setAttribute("href", value[1]);
+      cell.appendChild(a);
+    } else {
+      cell.textContent = value;
+    }
+    return cell;
+  }
+
+  function csvLink(columns, rows, name) {
+    const quote = function (value) {
+      const text = Array.isArray(value) ? value[0] : String(value);
+      return /[",\n\r]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
+    };
+    const lines = [columns].concat(rows).map(function (r) { return r.map(quote).join(","); });
+    const a = element("a", "Download this table as CSV");
+    a.download = name;
+    a.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], {type: "text/csv"}));
+    const p = element("p", undefined, "tm-csv");
+    p.appendChild(a);
+    return p;
+  }
+
+  // Material wraps a page's tables when it loads; these come later, so they are wrapped here.
+  function wrapped(table) {
+    const outer = element("div", undefined, "md-typeset__scrollwrap");
+    const inner = element("div", undefined, "md-typeset__table");
+    inner.appendChild(table);
+    outer.appendChild(inner);
+    return outer;
+  }
+
+  function tableOf(columns, right, rows, className) {
+    const table = element("table", undefined, className);
+    const head = table.createTHead().insertRow();
+    columns.forEach(function (c, i) { head.appendChild(cellNode("th", c, right[i])); });
+    const body = table.createTBody();
+    rows.forEach(function (r) {
+      const tr = body.insertRow();
+      r.forEach(function (value, i) { tr.appendChild(cellNode("td", value, right[i])); });
+    });
+    return table;
+  }
+
+  function invocationRow(cells, linked, failed, id) {
+    const tr = element("tr", undefined, failed ? "tm-failed" : "");
     tr.id = id;
-    if (failed) tr.className = "tm-failed";
     cells.forEach(function (text, i) {
-      const td = document.createElement("td");
-      if (linked[i]) {
-        const a = document.createElement("a");
-        a.href = "#" + id;
-        a.textContent = text;
-        td.appendChild(a);
-      } else {
-        td.textContent = text;
-      }
-      tr.appendChild(td);
+      tr.appendChild(cellNode("td", linked[i] ? [text, "#" + id] : text, false));
     });
     return tr;
   }
 
-  async function fill(table) {
-    const note = document.querySelector(".tm-rows-note");  // one invocation table per page
+  function invocations(data, name) {
+    const table = tableOf(data.header, [], [], "tm-invocations");
+    const body = document.createDocumentFragment();
+    data.rows.forEach(function (r) {
+      body.appendChild(invocationRow(r.slice(2), data.linked, r[1], r[0]));
+    });
+    table.tBodies[0].appendChild(body);
+    return [wrapped(table), csvLink(data.header, data.rows.map(function (r) {
+      return r.slice(2);
+    }), name)];
+  }
+
+  function heading(tag, text, id) {
+    const h = element(tag, text);
+    if (id) {
+      h.id = id;
+      const a = element("a", "¶", "headerlink");
+      a.href = "#" + id;
+      a.title = "Permanent link";
+      h.appendChild(a);
+    }
+    return h;
+  }
+
+  function admonition(kind, title, body) {
+    const box = element("div", undefined, "admonition " + kind);
+    box.append(element("p", title, "admonition-title"), body);
+    return box;
+  }
+
+  function pre(text) {
+    const block = element("pre");
+    block.appendChild(element("code", text));
+    return block;
+  }
+
+  function blockNodes(block, data) {
+    if (block.table) {
+      const t = block.table;
+      return [wrapped(tableOf(t[0], t[1], t[2])), csvLink(t[0], t[2], block.csv)];
+    }
+    if (block.note) return [admonition(block.note, block.title, element("p", block.text))];
+    if (block.reproduce) {
+      const box = admonition("tip", "How to reproduce", pre(block.reproduce.join("\n") + "\n"));
+      box.classList.add("tm-reproduce");
+      return [box];
+    }
+    if (block.h2) return [heading("h2", block.h2, block.id)];
+    if (block.h3) return [heading("h3", block.h3)];
+    if (block.p) return [element("p", block.p)];
+    if (block.invocations) return invocations(data, block.invocations);
+    if (block.details) {
+      const details = element("details");
+      details.append(element("summary", block.details), pre(block.pre));
+      return [details];
+    }
+    return [];
+  }
+
+  async function draw(holder) {
+    const note = holder.querySelector(".tm-run-note");
+    const run = new URLSearchParams(location.search).get("run") || "";
     try {
-      const response = await fetch(table.dataset.rows);
-      if (!response.ok) throw new Error("HTTP " + response.status);
+      // A run's slug (reports/pages/format.py): nothing else is fetched.
+      if (!/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(run)) throw new Error("no run named");
+      const file = run + holder.dataset.suffix;
+      const response = await fetch(file);
+      if (!response.ok) throw new Error(file + ": HTTP " + response.status);
       const data = await jsonOf(response);
-      const body = document.createDocumentFragment();
-      data.rows.forEach(function (r) { body.appendChild(row(r.slice(2), data.linked, r[1], r[0])); });
-      table.tBodies[0].replaceChildren(body);
-      if (note) note.textContent = data.rows.length + " invocations, read from " +
-        table.dataset.rows + ".";
+      const nodes = [];
+      data.page.blocks.forEach(function (block) { nodes.push.apply(nodes, blockNodes(block, data)); });
+      holder.replaceChildren.apply(holder, nodes);
+      const h1 = document.querySelector("article h1");
+      if (h1 && h1.firstChild) h1.firstChild.textContent = data.page.title;
+      document.title = document.title.replace(/^Run/, data.page.title);
       const target = location.hash && document.getElementById(location.hash.slice(1));
       if (target) target.scrollIntoView();
     } catch (error) {
-      if (note) note.textContent = "This run's invocations could not be read from " +
-        table.dataset.rows + " (" + error.message + "): serve the site over HTTP (for example " +
-        "python3 -m http.server in its folder) rather than opening the file.";
+      if (note) note.textContent = "This run's page could not be drawn (" + error.message +
+        "): open it from a link to the run, with the site served over HTTP (for example " +
+        "python3 -m http.server in its folder) rather than opened as a file.";
     }
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("table.tm-invocations[data-rows]").forEach(fill);
+    document.querySelectorAll(".tm-run-data").forEach(draw);
   });
 })();
 

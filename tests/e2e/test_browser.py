@@ -324,16 +324,17 @@ def test_history_delta_between_two_chosen_columns(browser, base_url: str) -> Non
     page.close()
 
 
-def test_an_older_run_page_shows_every_invocation_from_its_rows_file(browser, base_url: str,
-                                                                     history: Path) -> None:
-    """A compact page (not among the newest runs) carries no rows: its script reads them from
-    the gzipped file beside it. Every invocation of the run gets its row with the page's
-    columns, a number links to its own row, and a link with an invocation's anchor lands on
-    that row once it exists."""
+def test_an_older_run_page_is_drawn_from_its_data_file(browser, base_url: str,
+                                                      history: Path) -> None:
+    """An older run (not among the newest) has no page of its own: its address sends the
+    reader, with the anchor, to the page older runs share, whose script draws the run from its
+    data file. Its facts are there, every invocation gets its row with the page's columns, a
+    number links to its own row, and the anchor lands on that row once it exists."""
     con = duckdb.connect(str(history), read_only=True)
     try:  # the oldest run measured here: a compact page
-        (run_id,), = con.execute("SELECT run_id FROM runs WHERE source = 'run' AND run_id NOT "
-                                 "LIKE '%xss%' ORDER BY started_at LIMIT 1").fetchall()
+        (run_id, engine, version), = con.execute(
+            "SELECT run_id, engine, engine_version FROM runs WHERE source = 'run' AND run_id "
+            "NOT LIKE '%xss%' ORDER BY started_at LIMIT 1").fetchall()
         seqs = [seq for (seq,) in con.execute(
             "SELECT seq FROM invocations WHERE run_id = ? ORDER BY seq", [run_id]).fetchall()]
         ops = con.execute("SELECT m.value FROM metrics m JOIN invocations i USING "
@@ -347,6 +348,7 @@ def test_an_older_run_page_shows_every_invocation_from_its_rows_file(browser, ba
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{base_url}runs/{run_id}.html#{last}", wait_until="load")
     page.wait_for_selector(f"table.tm-invocations tbody tr#{last}", timeout=15000)
+    assert page.url == f"{base_url}runs/_run.html?run={run_id}#{last}"
     rows = page.evaluate("""Array.from(document.querySelectorAll('table.tm-invocations tbody tr'))
         .map(tr => ({id: tr.id, cells: Array.from(tr.cells).map(td => td.textContent),
                      links: Array.from(tr.querySelectorAll('a')).map(a => a.getAttribute('href'))
@@ -359,7 +361,17 @@ def test_an_older_run_page_shows_every_invocation_from_its_rows_file(browser, ba
     assert rows[0]["cells"][header.index("ops/s")] == f"{ops:,.0f}"
     top = page.evaluate(f"document.getElementById('{last}').getBoundingClientRect().top")
     assert page.evaluate("window.scrollY") > 0 and -2 < top < 300, top  # scrolled to it
-    assert f"{len(seqs)} invocations, read from {run_id}.invocations.json.gz" in \
-        page.inner_text(".tm-rows-note")
+    article = page.inner_text("article")
+    assert article.startswith(f"Run {run_id}") and page.title().startswith(f"Run {run_id}")
+    assert f"{engine} {version}" in article and "How to reproduce" in article
+    csv = page.evaluate("""Promise.all(Array.from(document.querySelectorAll('.tm-csv a'))
+        .map(a => fetch(a.href).then(r => r.text())))""")
+    assert len(csv) == len(page.query_selector_all("article table"))
+    assert csv[0].splitlines()[:2] == ["Field,Value", f"Run,{run_id}"]
+    rows_csv = page.evaluate("""fetch(document.querySelector('table.tm-invocations')
+        .closest('.md-typeset__scrollwrap').nextElementSibling.querySelector('a').href)
+        .then(r => r.text())""")
+    assert rows_csv.splitlines()[0] == ",".join(header) and \
+        len(rows_csv.splitlines()) == len(seqs) + 1
     assert errors == []
     page.close()

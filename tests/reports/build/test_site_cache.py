@@ -7,6 +7,8 @@ real log files for the detailed run pages' log tails; every build is a real `mkd
 from __future__ import annotations
 
 import filecmp
+import gzip
+import json
 import os
 import pickle
 import shutil
@@ -791,13 +793,28 @@ def test_points_read_in_blocks_of_runs_are_the_points_of_one_read(history: Path,
     assert list(dict.fromkeys(some["run_id"])) == [run_id(1), run_id(4)]  # oldest run first
 
 
-def test_older_runs_rows_files_read_a_block_of_runs_at_a_time_are_the_same(
+def invocations_of(db: Path, run: str) -> int:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT count(*) FROM invocations WHERE run_id = ?", [run]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_older_runs_data_files_read_a_block_of_runs_at_a_time_are_the_same(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 1)  # five compact pages
+    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 1)  # five older runs
     build_site(history, tmp_path / "one")
     monkeypatch.setattr(run_site, "ROWS_BLOCK_RUNS", 2)  # their rows read in three blocks
     build_site(history, tmp_path / "blocks")
-    rows_files = sorted(p.name for p in (tmp_path / "blocks" / "site" / "runs").glob(
-        f"*{run_site.ROWS_SUFFIX}"))
-    assert rows_files == sorted(f"{run_id(i)}{run_site.ROWS_SUFFIX}" for i in range(5))
+    runs = tmp_path / "blocks" / "site" / "runs"
+    data_files = sorted(p.name for p in runs.glob(f"*{run_site.DATA_SUFFIX}"))
+    assert data_files == sorted(f"{run_id(i)}{run_site.DATA_SUFFIX}" for i in range(5))
+    for i in range(5):  # each older run's address sends the reader to the shared page
+        assert f'"{run_site.OLDER}.html?run={run_id(i)}" + location.hash' in \
+            (runs / f"{run_id(i)}.html").read_text(encoding="utf-8")
+        data = json.loads(gzip.decompress((runs / f"{run_id(i)}{run_site.DATA_SUFFIX}")
+                                          .read_bytes()))
+        assert data["page"]["title"] == f"Run {run_id(i)}" and len(data["rows"]) == \
+            invocations_of(history, run_id(i))
     assert differences(tmp_path / "one" / "site", tmp_path / "blocks" / "site") == []
