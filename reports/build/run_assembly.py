@@ -45,11 +45,13 @@ def previous_keys(cache: SiteCache) -> dict[str, str]:
 
 
 def _reusable(pages: list[RunPage], cache: SiteCache) -> dict[str, dict[str, Any]]:
-    """run id → the stored facts of each page whose key is unchanged and body file exists."""
+    """run id → the stored facts of each page whose key is unchanged and whose files exist
+    (an older run's data file is its page)."""
     found = {}
     for page in pages:
         facts = cache.lookup(BODIES, page.run_id, page.key)
-        if facts is not None and cache.file(BODIES, facts["body"]).is_file():
+        if facts is not None and all(cache.file(BODIES, name).is_file() for name in
+                                     (facts["body"], *facts["beside"].values())):
             found[page.run_id] = facts
     return found
 
@@ -80,12 +82,15 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunM
                                  markdown.contexts.points(_ids(relinked)), markdown.contexts))
     maker = _BodyMaker(env, mkdocs, markdown, tables, cache)
     todo = stale + relinked
-    # A full build's thousand bodies are its last work, long after MkDocs' child is done:
-    # half of them in a process of their own, or the other core idles for 5 s of 28.
-    half = todo[:len(todo) // 2] if len(todo) >= SHARED_FROM else []
+    # A full build's detailed bodies are its last work, long after MkDocs' child is done:
+    # half of them in a process of their own, or the other core idles. An older run's page
+    # costs a file or two: made here.
+    converted = [page for page in todo if page.detailed]
+    half = converted[::2] if len(converted) >= SHARED_FROM else []
     first_half = (forked.start(lambda: maker.make_all(half), "tidemark-run-pages-2") if half
                   else (lambda: {}))
-    made = maker.make_all(todo[len(half):])
+    halved = set(half)
+    made = maker.make_all([page for page in todo if page not in halved])
     made = {**first_half(), **made}
     # The shell as MkDocs' pipeline makes it, while MkDocs builds it into the site: here,
     # with the pipeline already loaded, rather than loaded again in the parent.
@@ -261,7 +266,7 @@ def _link_page(folder: Path, page: RunPage, page_facts: dict[str, Any], shell: S
     links to their file of the cache; returns their names in `folder`, the page's first."""
     name = _final_name(page_facts, shell_key)
     final = cache.file(BODIES, name)
-    if not final.is_file():
+    if page_facts["converted"] is not None and not final.is_file():
         body = cache.file(BODIES, page_facts["body"]).read_text(encoding="utf-8")
         written = final.with_suffix(".tmp")  # never a page cut short under a final name
         written.write_text(shell.wrap(page_facts["converted"], body), encoding="utf-8")

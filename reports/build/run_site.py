@@ -28,6 +28,7 @@ from ..pages.run_page import result_rows, run_page
 from ..pages.run_tables import HEADER, compact_rows_json, detailed_rows, no_rows_json
 from ..pages.tables import Table
 from .html_tables import table_html
+from .table_csv import table_csv
 from .page_shell import SHELL, shell_markdown
 from .slots import placeholder
 
@@ -80,17 +81,18 @@ def older_markdown() -> str:
 def stub_html(run_id: str) -> str:
     """An older run's page at its address (runs/<slug>.html, where every link to the run
     points): it sends the reader, and the anchor of an invocation, to the shared page."""
-    target = escape(f"{OLDER}.html?run={slug(run_id)}")
+    target = f"{OLDER}.html?run={slug(run_id)}"
+    script = json.dumps(target).replace("</", "<\\/")  # a JS string that cannot end the script
     title = escape(f"Run {run_id}")
     return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{title}</title>\n"
-            f"<script>location.replace({json.dumps(str(target))} + location.hash);</script>\n"
-            f'<meta http-equiv="refresh" content="0; url={target}">\n'
-            f'</head><body><p><a href="{target}">{title}</a></p></body></html>\n')
+            f"<script>location.replace({script} + location.hash);</script>\n"
+            f'<meta http-equiv="refresh" content="0; url={escape(target)}">\n'
+            f'</head><body><p><a href="{escape(target)}">{title}</a></p></body></html>\n')
 
 
 def exclude_from_mkdocs() -> str:
-    """The generated config's exclude_docs: every run page but the list and the shell."""
+    """The generated config's exclude_docs: every run page but BUILT_BY_MKDOCS."""
     return "".join([f"/{FOLDER}/*.md\n"] + [f"!/{FOLDER}/{name}\n" for name in BUILT_BY_MKDOCS])
 
 
@@ -192,7 +194,9 @@ class RunContexts:
         """An older run's data file (its page's blocks and `rows_json`, its invocation rows),
         gzipped; its context is not kept (10,000 of them)."""
         page = self._made.get(run_id) or self._context(run_id)
-        text = older_run_json(page, f"{slug(run_id)}.html", rows_json or no_rows_json())
+        address = f"{FOLDER}/{slug(run_id)}.html"
+        text = older_run_json(page, Path(address).name, rows_json or no_rows_json(),
+                              lambda table: table_csv(table_html(table), address))
         # Compressed with a fixed time, so a build is byte-identical to the last. A run of 600
         # invocations: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB in 3.8 ms (12 MB
         # less on a 10,000-run site for 20 CPU-s more), level 1 16.6.

@@ -127,6 +127,14 @@ def _table_csv(table: str, page: str) -> str:
     return _csv_text(*table_rows(table, page))
 
 
+def table_csv(table_html: str, page: str) -> str:
+    """The CSV of one table's HTML (`<table>…</table>`) on `page`, as every table of the site
+    gets it: an older run's page (drawn in the browser, never parsed here) carries its tables'
+    CSV in its data file."""
+    inner = table_html[table_html.index(">") + 1:table_html.rindex("</table>")]
+    return _table_csv(inner, page)
+
+
 @functools.lru_cache(maxsize=64)
 def _link_free_csv(table: str) -> str:
     """The CSV of a table none of whose cells links (so no page's path is in it): run pages

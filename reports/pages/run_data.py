@@ -12,7 +12,7 @@ in detail, an imported run is found by its page in the site's search.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from .format import MISSING, Link, built_href, is_missing, safe_href
 from .tables import Table
@@ -42,22 +42,24 @@ def cell_data(value: Any, own_page: str) -> str | list[str]:
     return MISSING if is_missing(value) or value == "" else str(value)
 
 
-def table_data(table: Table, own_page: str, csv: str) -> dict[str, Any]:
-    """A tables.Table for the script: its columns, which are right-aligned, its rows, and the
-    name its CSV download is given."""
+def table_data(table: Table, own_page: str, csv: list[str]) -> dict[str, Any]:
+    """A tables.Table for the script: its columns, which are right-aligned, its rows, and its
+    CSV download ([file name, text])."""
     right = [align == "--:" for align in table.align]
     return {"table": [list(table.columns), right,
                       [[cell_data(value, own_page) for value in row] for row in table.rows]],
             "csv": csv}
 
 
-def older_run_document(page: dict[str, Any], own_page: str) -> dict[str, Any]:
+def older_run_document(page: dict[str, Any], own_page: str,
+                       csv_of: Callable[[Table], str]) -> dict[str, Any]:
     """The blocks of an older run's page from its run_page context (`own_page`: the file name
-    of its address, runs/<own_page>)."""
+    of its address, runs/<own_page>; `csv_of`: a table's CSV text, as the site writes every
+    other table's)."""
     stem = own_page.removesuffix(".html")
 
     def table(t: Table, name: str) -> dict[str, Any]:
-        return table_data(t, own_page, f"{stem}.{name}.csv")
+        return table_data(t, own_page, [f"{stem}.{name}.csv", csv_of(t)])
 
     blocks: list[dict[str, Any]] = [table(Table(("Field", "Value"), [list(r) for r in
                                                                      page["summary"]],
@@ -74,7 +76,7 @@ def older_run_document(page: dict[str, Any], own_page: str) -> dict[str, Any]:
     if page["phases"]:
         blocks += [{"h2": "Phases", "id": "phases"}, table(page["phases"], "phases")]
     blocks += [{"h2": "Invocations", "id": "invocations"}, {"p": INVOCATIONS_TEXT},
-               {"invocations": f"{stem}.invocations.csv"},
+               {"invocations": True},
                {"h2": "Build provenance", "id": "build-provenance"},
                table(page["build_table"], "build-provenance"),
                {"h2": "Machine", "id": "machine"}, table(page["hardware"], "machine"),
@@ -89,9 +91,10 @@ def older_run_document(page: dict[str, Any], own_page: str) -> dict[str, Any]:
     return {"title": page["title"], "blocks": blocks}
 
 
-def older_run_json(page: dict[str, Any], own_page: str, rows_json: str) -> str:
+def older_run_json(page: dict[str, Any], own_page: str, rows_json: str,
+                   csv_of: Callable[[Table], str]) -> str:
     """The run's data file: its page's blocks and its invocation rows (run_tables'
     compact_rows_json text, or no_rows_json's, put in as it is: 600 rows are 72 KB of JSON)."""
-    head = json.dumps({"page": older_run_document(page, own_page)}, ensure_ascii=False,
-                      separators=(",", ":"))
+    head = json.dumps({"page": older_run_document(page, own_page, csv_of)},
+                      ensure_ascii=False, separators=(",", ":"))
     return head[:-1] + "," + rows_json.lstrip().removeprefix("{")

@@ -116,15 +116,11 @@
     return cell;
   }
 
-  function csvLink(columns, rows, name) {
-    const quote = function (value) {
-      const text = Array.isArray(value) ? value[0] : String(value);
-      return /[",\n\r]/.test(text) ? "\"" + text.replace(/"/g, "\"\"") + "\"" : text;
-    };
-    const lines = [columns].concat(rows).map(function (r) { return r.map(quote).join(","); });
+  // A table's CSV as the site writes every other table's (reports/build/table_csv.py).
+  function csvLink(csv) {
     const a = element("a", "Download this table as CSV");
-    a.download = name;
-    a.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], {type: "text/csv"}));
+    a.download = csv[0];
+    a.href = URL.createObjectURL(new Blob([csv[1]], {type: "text/csv"}));
     const p = element("p", undefined, "tm-csv");
     p.appendChild(a);
     return p;
@@ -160,16 +156,14 @@
     return tr;
   }
 
-  function invocations(data, name) {
+  function invocations(data) {
     const table = tableOf(data.header, [], [], "tm-invocations");
     const body = document.createDocumentFragment();
     data.rows.forEach(function (r) {
       body.appendChild(invocationRow(r.slice(2), data.linked, r[1], r[0]));
     });
     table.tBodies[0].appendChild(body);
-    return [wrapped(table), csvLink(data.header, data.rows.map(function (r) {
-      return r.slice(2);
-    }), name)];
+    return [wrapped(table)];
   }
 
   function heading(tag, text, id) {
@@ -199,7 +193,7 @@
   function blockNodes(block, data) {
     if (block.table) {
       const t = block.table;
-      return [wrapped(tableOf(t[0], t[1], t[2])), csvLink(t[0], t[2], block.csv)];
+      return [wrapped(tableOf(t[0], t[1], t[2])), csvLink(block.csv)];
     }
     if (block.note) return [admonition(block.note, block.title, element("p", block.text))];
     if (block.reproduce) {
@@ -210,7 +204,7 @@
     if (block.h2) return [heading("h2", block.h2, block.id)];
     if (block.h3) return [heading("h3", block.h3)];
     if (block.p) return [element("p", block.p)];
-    if (block.invocations) return invocations(data, block.invocations);
+    if (block.invocations) return invocations(data);
     if (block.details) {
       const details = element("details");
       details.append(element("summary", block.details), pre(block.pre));

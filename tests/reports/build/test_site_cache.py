@@ -141,10 +141,11 @@ def published(out: Path) -> dict[str, str]:
 
 
 def tools_outputs(site_dir: Path) -> list[str]:
-    """The tools' files a site has: Parquet tables, series and run CSV, compare pairs."""
+    """The tools' files a site has: Parquet tables, series and run CSV, compare pairs, older
+    runs' data files."""
     return sorted(str(p.relative_to(site_dir)) for pattern in (
         "data/*.parquet", "data/*/*.parquet", "data/manifest.json", "data/series/*.csv",
-        "runs/*.csv", "compare/*.json")
+        "runs/*.csv", "compare/*.json", f"runs/*{run_site.DATA_SUFFIX}")
         for p in site_dir.glob(pattern))
 
 
@@ -431,7 +432,7 @@ def test_coverage_not_kept_costs_the_next_build_a_read_not_this_one(history: Pat
 
 def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
         history: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one compact
+    monkeypatch.setattr(run_site, "DETAILED_RUN_PAGES", 3)  # so a new run makes one an older run
     out = tmp_path / "out"
     build_site(history, out)
     first_files = published(out)
@@ -442,11 +443,12 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     assert set(before) == {run_id(i) for i in range(6)}
     outputs = tools_outputs(out / "site")
     # Every kind of published file is there (the comparisons below cover them all): the
-    # invocations' and results' CSV of the detailed runs, a compact page's tables' CSV.
+    # invocations' and results' CSV of the detailed runs, an older run's data file.
     assert {"data/invocations/invocations-0000.parquet", "data/metrics/metrics-0000.parquet",
             "data/runs.parquet",
             "data/manifest.json", "compare/index.json", f"runs/{run_id(5)}.invocations.csv",
-            f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv"} <= set(outputs)
+            f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv",
+            f"runs/{run_id(0)}{run_site.DATA_SUFFIX}"} <= set(outputs)
     assert any(name.startswith("compare/") and "__" in name for name in outputs)
     assert f"runs/{run_id(0)}.invocations.csv" not in outputs  # not a detailed run: no export
 

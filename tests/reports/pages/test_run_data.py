@@ -11,6 +11,11 @@ from reports.pages.tables import Table
 OWN = "20240101T020000-r1.html"
 
 
+def columns_csv(table: Table) -> str:
+    """A stand-in for the site's CSV rule (build/table_csv.py): the columns only."""
+    return ",".join(table.columns) + "\n"
+
+
 def context(**changes: object) -> dict[str, object]:
     """A run_page context with what an older run's page reads."""
     facts = Table(("Fact", "Value"), [["CPU", "Synthetic CPU"]], (False, False))
@@ -35,17 +40,20 @@ def test_links_are_written_as_mkdocs_writes_them_and_an_own_anchor_stays_on_the_
     assert cell_data(Link("run", "../runs/20240101T020000-r1.md"), OWN) == \
         ["run", "../runs/20240101T020000-r1.html"]
     assert cell_data(None, OWN) == MISSING and cell_data(3.5, OWN) == "3.5"
+    # A hostile href stays a relative path (format.safe_href), never a javascript: URL.
+    assert cell_data(Link("x", "javascript:alert(1)"), OWN)[1] == "javascript%3Aalert%281%29"
 
 
 def test_the_blocks_follow_the_page_and_only_its_present_parts() -> None:
-    plain = older_run_document(context(), OWN)["blocks"]
+    plain = older_run_document(context(), OWN, columns_csv)["blocks"]
     assert [next(iter(block)) for block in plain] == [
         "table", "reproduce", "h2", "p", "h2", "p", "invocations", "h2", "table", "h2", "table",
         "table", "h2", "details"]
     assert plain[0]["table"][2][3] == ["Label", MISSING]
-    assert plain[0]["csv"] == "20240101T020000-r1.run.csv"
+    assert plain[0]["csv"] == ["20240101T020000-r1.run.csv", "Field,Value\n"]
     flagged = older_run_document(context(verified=False, caveat="debug build",
-                                         notes=["resumed"], user_notes=["rerun"]), OWN)["blocks"]
+                                         notes=["resumed"], user_notes=["rerun"]), OWN,
+                                 columns_csv)["blocks"]
     assert [(b["note"], b["title"]) for b in flagged if "note" in b] == [
         ("warning", "Not a release run"), ("warning", "Unverified run"), ("note", "Run note"),
         ("info", "Recorded by Tidemark")]
@@ -53,8 +61,8 @@ def test_the_blocks_follow_the_page_and_only_its_present_parts() -> None:
 
 def test_the_data_file_holds_the_page_and_the_rows_as_given() -> None:
     rows = '{"header": ["#"], "linked": [true], "rows": [["inv-0001", 0, "1"]]}'
-    data = json.loads(older_run_json(context(), OWN, rows))
+    data = json.loads(older_run_json(context(), OWN, rows, columns_csv))
     assert data["page"]["title"] == "Run 20240101T020000-r1"
     assert (data["header"], data["linked"], data["rows"]) == (["#"], [True], [["inv-0001", 0, "1"]])
-    empty = json.loads(older_run_json(context(), OWN, no_rows_json()))
+    empty = json.loads(older_run_json(context(), OWN, no_rows_json(), columns_csv))
     assert empty["rows"] == [] and empty["header"] == json.loads(no_rows_json())["header"]
