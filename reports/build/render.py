@@ -9,6 +9,7 @@ import jinja2
 import yaml
 
 from ..pages.format import cell, html_cell
+from ..pages.run_data import UNVERIFIED_TEXT
 from .html_tables import PageSlots
 from .mkdocs_hooks import compiled_templates
 from .slots import placeholder
@@ -37,6 +38,7 @@ def environment(slots_under: tuple[Path, Path] | None = None) -> jinja2.Environm
     env.filters["cell"] = cell
     env.filters["html_cell"] = html_cell
     env.globals["slot"] = placeholder
+    env.globals["unverified_run_text"] = UNVERIFIED_TEXT  # an older run's page says it too
     env.globals["slots"] = None  # a page's PageSlots, when written with slots
     env.globals[_SLOTS_UNDER] = slots_under
     return env

@@ -9,6 +9,8 @@ body, stored in the cache under (body, shell) and hard-linked into the site: a b
 changed neither costs a link per page. Those links are made by the worker while MkDocs runs,
 for the shell MkDocs built last time, into a folder that becomes the site's runs/ folder in
 one rename when MkDocs built that shell again (nothing is left to the parent after MkDocs).
+An older run's page has no body: the page at its address (run_site.stub_html) and its data
+file are kept and linked the same way, whatever shell MkDocs built (`converted` None).
 """
 from __future__ import annotations
 
@@ -125,8 +127,8 @@ class _BodyMaker:
         tables, _ = data_file(self.tables.get(page.run_id, {}))
         body = slots.fill_page(body, tables, page.src)
         # Its tables' CSV files are made with it (the shell holds no table); the invocations'
-        # CSV is the database export's, written for the detailed runs (tools_site.py).
-        body, csv_files = csv_downloads(body, built_path(page), lambda _: page.detailed)
+        # CSV is the database export's, written for every detailed run (tools_site.py).
+        body, csv_files = csv_downloads(body, built_path(page), lambda _: True)
         # Named by what the links resolved to as well: a page converted again for a link
         # target that came or went must not meet last build's file of the same key.
         stem = digest(page.key, converted.lookups)
