@@ -29,7 +29,7 @@ import jinja2
 from ..data.site_cache import SiteCache, digest, place
 from . import forked, render, slots
 from .page_shell import SHELL, Converted, MkDocsPages, Shell
-from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, data_file, data_file_name,
+from .run_site import (FOLDER, RunContexts, RunMarkdown, RunPage, data_file_name,
                        fill_table_slots, run_tables, stub_html, write_run_pages)
 from .site_reads import RunReads, points_of_runs
 from .table_csv import csv_downloads
@@ -73,16 +73,17 @@ def _make_bodies(env: jinja2.Environment, db: Path, config: Path, markdown: RunM
         # reads and pages, which every other child waits for. Not a full build's thousand:
         # niced, they were late, and the build took 22.6-24.5 s instead of 20.8-21.6.
         os.nice(forked.LATER)
-    tables = run_tables(env, db, stale, markdown.contexts.points(_ids(stale)),
-                        markdown.contexts) if stale else {}
+    tables, data_files = run_tables(env, db, stale, markdown.contexts.points(_ids(stale)),
+                                    markdown.contexts) if stale else ({}, {})
     docs_ready.wait()
     mkdocs = MkDocsPages(config)
     relinked = [page for page in pages if page.run_id in reused and page.detailed and
                 not mkdocs.still_valid(reused[page.run_id]["converted"].lookups)]
     if relinked:  # a link target came or went: convert again (the tables are unchanged, but
         tables.update(run_tables(env, db, relinked,  # are not kept between builds)
-                                 markdown.contexts.points(_ids(relinked)), markdown.contexts))
-    maker = _BodyMaker(env, mkdocs, markdown, tables, cache)
+                                 markdown.contexts.points(_ids(relinked)),
+                                 markdown.contexts)[0])
+    maker = _BodyMaker(env, mkdocs, markdown, tables, data_files, cache)
     todo = stale + relinked
     # A full build's detailed bodies are its last work, long after MkDocs' child is done:
     # half of them in a process of their own, or the other core idles. An older run's page
@@ -110,7 +111,8 @@ class _BodyMaker:
     env: jinja2.Environment
     mkdocs: MkDocsPages
     markdown: RunMarkdown
-    tables: dict[str, dict[str, str | bytes]]
+    tables: dict[str, dict[str, str]]  # a detailed run's slots → their HTML
+    data_files: dict[str, bytes]  # an older run's data file
     cache: SiteCache
 
     def make_all(self, pages: list[RunPage]) -> dict[str, dict[str, Any]]:
@@ -124,8 +126,7 @@ class _BodyMaker:
         converted.check_shell_ready(page.src)
         body = fill_table_slots(converted.content,
                                 self.markdown.table_slots(self.env, page.run_id), page.src)
-        tables, _ = data_file(self.tables.get(page.run_id, {}))
-        body = slots.fill_page(body, tables, page.src)
+        body = slots.fill_page(body, self.tables.get(page.run_id, {}), page.src)
         # Its tables' CSV files are made with it (the shell holds no table); the invocations'
         # CSV is the database export's, written for every detailed run (tools_site.py).
         body, csv_files = csv_downloads(body, built_path(page), lambda _: True)
@@ -142,7 +143,7 @@ class _BodyMaker:
     def _make_older(self, page: RunPage) -> dict[str, Any]:
         """An older run's page at its address (no shell: it is the same whatever MkDocs
         builds) and its data file, into the cache; `converted` None: nothing of MkDocs'."""
-        _, data = data_file(self.tables.get(page.run_id, {}))
+        data = self.data_files.get(page.run_id)
         if data is None:
             raise RuntimeError(f"{page.src}: no data file was made for the older run")
         stem = digest(page.key)

@@ -28,9 +28,9 @@ from ..pages.run_page import result_rows, run_page
 from ..pages.run_tables import HEADER, compact_rows_json, detailed_rows, no_rows_json
 from ..pages.tables import Table
 from .html_tables import table_html
-from .table_csv import table_csv
 from .page_shell import SHELL, shell_markdown
 from .slots import placeholder
+from .table_csv import table_csv
 
 LOG_TAIL_BYTES = 4096  # the end of each invocation's stdout shown on its run page
 # The newest runs' pages show each invocation's command, conditions and log; older ones keep a
@@ -44,7 +44,6 @@ FOLDER = "runs"
 OLDER = "_run"  # runs/_run.md: the page every older run is drawn on (no run's slug has "_")
 # An older run's facts and invocation rows (pages/run_data.py), beside its address.
 DATA_SUFFIX = ".run.json.gz"
-DATA_FILE = "\0data file"  # its key among a page's slots (no slot has that name)
 ROWS_BLOCK_RUNS = 1000  # older runs whose invocations are read at once (see _data_files)
 # MkDocs builds only these pages of the folder; it still sees the others, to resolve links.
 BUILT_BY_MKDOCS = ("index.md", f"{SHELL}.md", f"{OLDER}.md")
@@ -198,8 +197,8 @@ class RunContexts:
         text = older_run_json(page, Path(address).name, rows_json or no_rows_json(),
                               lambda table: table_csv(table_html(table), address))
         # Compressed with a fixed time, so a build is byte-identical to the last. A run of 600
-        # invocations: 14.0 KB in 1.7 ms at level 4; level 6 gave 12.8 KB in 3.8 ms (12 MB
-        # less on a 10,000-run site for 20 CPU-s more), level 1 16.6.
+        # invocations, 75 KB of JSON: 15.3 KB in 1.0 ms at level 4; level 6 gave 14.0 KB in
+        # 2.4 ms (13 MB less on a 10,000-run site for 14 CPU-s more), level 1 17.8 KB in 0.8.
         return gzip.compress(text.encode(), compresslevel=4, mtime=0)
 
 
@@ -311,9 +310,9 @@ def _log_tails(invocations: pd.DataFrame) -> dict[str, str]:
 
 
 def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage], points: pd.DataFrame,
-               contexts: RunContexts) -> dict[str, dict[str, str | bytes]]:
-    """run id → slot name → the HTML of that run page's results and invocation tables (an
-    older run's: under DATA_FILE, its data file's bytes)."""
+               contexts: RunContexts) -> tuple[dict[str, dict[str, str]], dict[str, bytes]]:
+    """(run id → slot name → the HTML of that detailed run page's results and invocation
+    tables, older run id → its data file's bytes)."""
     recent = sorted(page.run_id for page in pages if page.detailed)
     older = sorted(page.run_id for page in pages if not page.detailed)
     results, invocations = (env.get_template(f"run_{name}.html.j2")
@@ -322,9 +321,10 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage], points: 
     con.execute("SET threads = 1")  # the other core is busy meanwhile (the parent's pages)
     try:
         detail = queries.read_invocations(con, recent) if recent else None
-        tables = _data_files(con, older, contexts)
+        data_files = _data_files(con, older, contexts)
     finally:
         con.close()
+    tables: dict[str, dict[str, str]] = {}
     if detail is not None:
         table = _around_rows(invocations, header=HEADER)
         rows = detailed_rows(detail, _log_tails(detail), table)
@@ -336,33 +336,25 @@ def run_tables(env: jinja2.Environment, db: Path, pages: list[RunPage], points: 
                 results=result_rows(run_points))
         for run_id in recent:
             tables.setdefault(run_id, {})["invocations"] = rows.get(run_id, "".join(table))
-    return tables
+    return tables, data_files
 
 
 def _data_files(con: duckdb.DuckDBPyConnection, older: list[str],
-                contexts: RunContexts) -> dict[str, dict[str, str | bytes]]:
+                contexts: RunContexts) -> dict[str, bytes]:
     """The older runs' data files, ROWS_BLOCK_RUNS runs' invocations read at a time: 10,000
     runs' 6 M at once held 8 GB in this process."""
-    tables: dict[str, dict[str, str | bytes]] = {}
+    files: dict[str, bytes] = {}
     for start in range(0, len(older), ROWS_BLOCK_RUNS):
         block = older[start:start + ROWS_BLOCK_RUNS]
         rows = compact_rows_json(queries.read_invocations(con, block, detail=False))
         for run_id in block:
-            tables[run_id] = {DATA_FILE: contexts.data_file(run_id, rows.pop(run_id, None))}
-    return tables
+            files[run_id] = contexts.data_file(run_id, rows.pop(run_id, None))
+    return files
 
 
 def data_file_name(run_id: str) -> str:
     """The name of an older run's data file, beside its address (runs/<slug>.html)."""
     return f"{slug(run_id)}{DATA_SUFFIX}"
-
-
-def data_file(tables: dict[str, str | bytes]) -> tuple[dict[str, str], bytes | None]:
-    """A run page's slots without its data file, and that file's bytes (None: it has none)."""
-    data = tables.get(DATA_FILE)
-    others = {name: html for name, html in tables.items()
-              if name != DATA_FILE and isinstance(html, str)}
-    return others, data if isinstance(data, bytes) else None
 
 
 def _around_rows(template: jinja2.Template, **context: object) -> tuple[str, str]:

@@ -228,6 +228,9 @@
       holder.replaceChildren.apply(holder, nodes);
       const h1 = document.querySelector("article h1");
       if (h1 && h1.firstChild) h1.firstChild.textContent = data.page.title;
+      // The title Material's header shows once the page is scrolled.
+      document.querySelectorAll("[data-md-component=header-topic] .md-ellipsis")
+        .forEach(function (topic) { topic.textContent = data.page.title; });
       document.title = document.title.replace(/^Run/, data.page.title);
       const target = location.hash && document.getElementById(location.hash.slice(1));
       if (target) target.scrollIntoView();

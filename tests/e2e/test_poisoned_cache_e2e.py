@@ -27,11 +27,19 @@ def cache_copy(compose_conf, tmp_path) -> Path:
     build = build_engine(conf.engine, conf.build, REAL_CACHE, conf.build_jobs, say=lambda _: None)
     cache = tmp_path / "cache"
     folder = plan_build(conf.engine, conf.build, cache, say=lambda _: None).build_dir
-    binary = folder / Path(build.binary_path).relative_to(Path(build.binary_path).parents[1])
+    real = Path(build.binary_path).parents[1]
+    binary = folder / Path(build.binary_path).relative_to(real)
     binary.parent.mkdir(parents=True)
-    shutil.copy2(build.binary_path, binary)
-    record = json.loads(Path(build.binary_path).parents[1].joinpath(PROVENANCE_FILE).read_text())
-    (folder / PROVENANCE_FILE).write_text(json.dumps({**record, "binary_path": str(binary)}))
+    record = json.loads(real.joinpath(PROVENANCE_FILE).read_text())
+    # Every binary the record names (each is checked on reuse), copied and pointed at.
+    binaries = {name: folder / Path(path).relative_to(real)
+                for name, path in (record.get("binaries") or {}).items()}
+    for name, path in {"binary_path": binary, **binaries}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(real / path.relative_to(folder), path)
+    (folder / PROVENANCE_FILE).write_text(json.dumps({
+        **record, "binary_path": str(binary),
+        "binaries": {name: str(path) for name, path in binaries.items()}}))
     assert sha256_file(binary) == build.binary_sha256
     return binary
 
