@@ -23,11 +23,25 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# A command that holds its run open: its first repetition returns at once, the others wait
+# for the test's release file, so the readers' work never races the run's end.
+HELD_WORKLOAD = """defaults: [workload_schema, _self_]
+name: held
+kind: command
+command: ["/bin/sh", "-c", "if [ -e {{data_dir}}/started ]; then while [ ! -e {release} ]; do
+  sleep 0.05; done; else touch {{data_dir}}/started; fi"]
+metrics: [wall_s]
+"""
+
+
 def test_readers_work_while_a_run_writes(tmp_path):
     tidemark(tmp_path, "run", *TINY)  # a first run, so there is something to read
-    db = tmp_path / "tidemark.duckdb"
-    argv = [TIDEMARK, "run", *TINY, "workload.params.num=200000", "repetitions=12",
-            f"db={db}", f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
+    db, release, conf = tmp_path / "tidemark.duckdb", tmp_path / "release", tmp_path / "conf"
+    (conf / "workload").mkdir(parents=True)
+    (conf / "workload" / "held.yaml").write_text(HELD_WORKLOAD.format(release=release))
+    argv = [TIDEMARK, "run", f"hydra.searchpath=[file://{conf}]", "engine=leveldb",
+            "counters=false", "workload=held", "repetitions=3", f"db={db}",
+            f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
     writer = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
@@ -41,7 +55,7 @@ def test_readers_work_while_a_run_writes(tmp_path):
                                    "(run_id) WHERE r.status = 'running'").fetchone()
             finally:
                 con.close()
-            if n:
+            if n or writer.poll() is not None:
                 break
             time.sleep(0.2)
         assert writer.poll() is None, "the run ended before the readers could try"
@@ -52,15 +66,16 @@ def test_readers_work_while_a_run_writes(tmp_path):
         assert "locked" not in compare.stderr, compare.stderr
         label = tidemark(tmp_path, "label", "latest~1", "first", "--db", str(db))
         assert "label 'first'" in label.stdout
-        assert writer.poll() is None  # all of it happened during the run
+        assert writer.poll() is None  # all of it happened during the run: it waits for us
     finally:
+        release.touch()
         out, err = writer.communicate(timeout=600)
     assert writer.returncode == 0, out[-2000:] + err[-2000:]
     statuses = query(tmp_path, "SELECT status, count(*) FROM runs GROUP BY status")
     assert statuses == [("ok", 2)]
     (measured,) = query(tmp_path, "SELECT count(*) FROM invocations i JOIN runs r USING (run_id) "
                         "WHERE r.label IS DISTINCT FROM 'first' AND i.phase = 'measured'")[0]
-    assert measured == 12
+    assert measured == 3
 
 
 def _damage(db: Path) -> None:
