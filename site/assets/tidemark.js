@@ -197,7 +197,15 @@
     }
     if (block.note) return [admonition(block.note, block.title, element("p", block.text))];
     if (block.reproduce) {
-      const box = admonition("tip", "How to reproduce", pre(block.reproduce.join("\n") + "\n"));
+      const code = pre(block.reproduce.join("\n") + "\n");
+      // Material's copy button, as its bundle adds one to each code block at load: its
+      // clipboard handler listens on the document, so a button drawn later copies too.
+      code.id = "tm-reproduce-code";
+      const copy = element("button", undefined, "md-clipboard md-icon");
+      copy.title = "Copy to clipboard";
+      copy.dataset.clipboardTarget = "#" + code.id + " > code";
+      code.insertBefore(copy, code.firstChild);
+      const box = admonition("tip", "How to reproduce", code);
       box.classList.add("tm-reproduce");
       return [box];
     }

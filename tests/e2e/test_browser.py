@@ -363,6 +363,11 @@ def test_an_older_run_page_is_drawn_from_its_data_file(browser, base_url: str,
     article = page.inner_text("article")
     assert article.startswith(f"Run {run_id}") and page.title().startswith(f"Run {run_id}")
     assert f"{engine} {version}" in article and "How to reproduce" in article
+    # The command block has Material's copy button, as a built page's code blocks do: the
+    # theme's clipboard handler copies it and says so.
+    page.click(".tm-reproduce button.md-clipboard")
+    page.wait_for_selector(".md-dialog--active", timeout=5000)
+    assert page.inner_text(".md-dialog") == "Copied to clipboard"
     # Every table but the invocations (in the Parquet files) has its CSV, as the site's
     # other tables: numbers without separators, a link column beside a column that links.
     csv = page.evaluate("""Promise.all(Array.from(document.querySelectorAll('.tm-csv a'))
