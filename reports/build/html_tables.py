@@ -18,7 +18,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..pages.format import MISSING, Link, built_href, escape_text, is_missing, safe_href
+from ..pages.format import Link, built_href, escape_text, safe_href, shown
 from ..pages.tables import Table
 from .slots import placeholder, save
 
@@ -49,7 +49,7 @@ class PageSlots:
 def table_html(table: Table) -> str:
     """`table` as Python-Markdown renders its Markdown table: a right-aligned column's cells
     styled, a short row padded with empty cells, a long one cut."""
-    styles = [_RIGHT if align == "--:" else "" for align in table.align]
+    styles = [_RIGHT if right else "" for right in table.right_aligned]
     width = len(styles)
     head = "".join(f"<th{style}>{_cell_html(column)}</th>\n"
                    for column, style in zip(table.columns, styles))
@@ -65,10 +65,9 @@ def table_html(table: Table) -> str:
 def _cell_html(value: Any) -> str:
     """What `format.cell`'s Markdown becomes: escaped text; a Link with its class first, as
     attr_list writes it, and the .html address MkDocs rewrites a page link to."""
+    value = shown(value)
     if isinstance(value, Link):
         css = f'class="{value.css}" ' if value.css else ""
         href = escape(built_href(safe_href(value.href)))
         return f'<a {css}href="{href}">{escape_text(value.text)}</a>'
-    if is_missing(value) or value == "":
-        return MISSING
     return escape_text(value).strip(" ")  # a cell's spaces, as Markdown strips them

@@ -24,7 +24,8 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from .downloads import DATA, INVOCATIONS_SUFFIX
+from ..pages.format import MISSING
+from .downloads import INVOCATIONS_SUFFIX
 from .slots import has_tag
 
 _TABLE = re.compile(r"<table\b([^>]*)>")
@@ -34,7 +35,6 @@ _TAG = re.compile(r"<[^>]+>")
 _HREF = re.compile(r'<a\b[^>]*?\bhref="([^"]*)"')
 _HEADING = re.compile(r'<h[1-6][^>]*\bid="([^"]+)"')
 _GROUPED = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
-_MISSING = "–"
 FROM_DATABASE = {"tm-invocations": INVOCATIONS_SUFFIX}  # table class → the CSV beside its page
 LINK_CLASS = "tm-csv"
 _REPEATED_TABLE_CHARS = 20_000
@@ -48,7 +48,7 @@ def cell_text(cell: str) -> str:
     if "<" in cell or "&" in cell:  # most cells are plain text: skip the slow path
         cell = html.unescape(_TAG.sub(" ", cell))
     text = " ".join(cell.split())
-    if text == _MISSING:
+    if text == MISSING:
         return ""
     return text.replace(",", "") if _GROUPED.match(text) else text
 

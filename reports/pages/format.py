@@ -81,25 +81,30 @@ def escape_text(value: Any) -> Markup:
     return Markup(text)
 
 
+def shown(value: Any) -> Any:
+    """A table cell's value as every table shows it (Markdown, HTML, an older run's drawn
+    page): a Link as it is, a missing or empty value as MISSING, any other as it is."""
+    return MISSING if not isinstance(value, Link) and (is_missing(value) or value == "") \
+        else value
+
+
 def cell(value: Any) -> Markup:
     """Jinja2 filter for a Markdown table cell: a Link becomes [text](href), all text escaped."""
+    value = shown(value)
     if isinstance(value, Link):
         # attr_list gives the link its class (the class names are ours, never the database's).
         css = f"{{ .{value.css} }}" if value.css else ""
         return Markup(f"[{escape_text(value.text)}]({safe_href(value.href)}){css}")
-    if is_missing(value) or value == "":
-        return Markup(MISSING)
     return escape_text(value)
 
 
 def html_cell(value: Any) -> Markup:
     """Jinja2 filter for a cell of an HTML table (HTML put into built pages, see build/slots.py):
     a Link becomes <a href>, text is HTML-escaped; hrefs must already point at .html files."""
+    value = shown(value)
     if isinstance(value, Link):
         css = f' class="{value.css}"' if value.css else ""
         return Markup(f'<a href="{escape(safe_href(value.href))}"{css}>{escape(value.text)}</a>')
-    if is_missing(value) or value == "":
-        return Markup(MISSING)
     return escape(str(value))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from .format import MISSING, Link, built_href, is_missing, safe_href
+from .format import Link, built_href, safe_href, shown
 from .tables import Table
 
 # Headings and words of the page, in the order the page shows them (run.md.j2 says the same
@@ -33,20 +33,20 @@ UNVERIFIED_TEXT = ("The host did not match the machine profile this run asked fo
 def cell_data(value: Any, own_page: str) -> str | list[str]:
     """A table cell as the script draws it: text, or [text, href] for a link (a page link as
     MkDocs writes it; one to an anchor of this run's own page keeps only the anchor)."""
+    value = shown(value)
     if isinstance(value, Link):
         href = built_href(safe_href(value.href))
         path, hash_, fragment = href.partition("#")
         if fragment and path.rsplit("/", 1)[-1] == own_page:
             href = hash_ + fragment
         return [value.text, href]
-    return MISSING if is_missing(value) or value == "" else str(value)
+    return str(value)
 
 
 def table_data(table: Table, own_page: str, csv: list[str]) -> dict[str, Any]:
     """A tables.Table for the script: its columns, which are right-aligned, its rows, and its
     CSV download ([file name, text])."""
-    right = [align == "--:" for align in table.align]
-    return {"table": [list(table.columns), right,
+    return {"table": [list(table.columns), table.right_aligned,
                       [[cell_data(value, own_page) for value in row] for row in table.rows]],
             "csv": csv}
 

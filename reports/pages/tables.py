@@ -33,9 +33,13 @@ class Table:
     numeric: tuple[bool, ...] = ()  # right-aligned columns; default: all but the first
 
     @property
+    def right_aligned(self) -> list[bool]:
+        return list(self.numeric or tuple(i > 0 for i in range(len(self.columns))))
+
+    @property
     def align(self) -> list[str]:
-        flags = self.numeric or tuple(i > 0 for i in range(len(self.columns)))
-        return ["--:" if flag else "---" for flag in flags]
+        """Markdown's delimiter row."""
+        return ["--:" if flag else "---" for flag in self.right_aligned]
 
 
 @dataclass(frozen=True)

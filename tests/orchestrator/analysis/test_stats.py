@@ -7,7 +7,7 @@ import pytest
 from orchestrator.analysis.changepoints import detect_change_points
 from orchestrator.analysis.stats import (FASTER, HIGHER, LOWER, NO_CHANGE, NOT_ENOUGH, SLOWER, Thresholds,
                                 bootstrap_ratio_ci, compare_samples, effective_threshold,
-                                geometric_mean, mann_whitney_p, performance_ratio, robust_cv,
+                                geometric_mean, mann_whitney_p, performance_ratio,
                                 smallest_p, verdict)
 
 

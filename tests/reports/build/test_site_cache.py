@@ -447,7 +447,7 @@ def test_a_rebuild_equals_a_full_build_and_rebuilds_only_changed_run_pages(
     assert {"data/invocations/invocations-0000.parquet", "data/metrics/metrics-0000.parquet",
             "data/runs.parquet",
             "data/manifest.json", "compare/index.json", f"runs/{run_id(5)}.invocations.csv",
-            f"runs/{run_id(5)}.results.csv", f"data/series/fillrandom-1.csv",
+            f"runs/{run_id(5)}.results.csv", "data/series/fillrandom-1.csv",
             f"runs/{run_id(0)}{run_site.DATA_SUFFIX}"} <= set(outputs)
     assert any(name.startswith("compare/") and "__" in name for name in outputs)
     assert f"runs/{run_id(0)}.invocations.csv" not in outputs  # not a detailed run: no export
