@@ -118,9 +118,12 @@ def procedure_rows(residency: pd.DataFrame) -> list[list[Any]]:
 def runs_table(runs: pd.DataFrame, base: str) -> Table:
     """Every run on this machine, newest first: the profile it used, where a scheduler placed
     it, how it ended, and the machine's load and memory around it."""
+    # Columns zipped, not a Series per row: a machine of a long history has 10,000 runs.
+    columns = (runs[c].tolist() for c in ("run_id", "started_at", "config", "status",
+                                          "machine_state", "verified"))
     rows = []
-    for _, run in runs.iterrows():
-        state = run["machine_state"] or {}
+    for run_id, started, config, status, state, verified in zip(*columns):
+        state = state or {}
         loads = [" ".join(str(x) for x in (state.get(side) or {}).get("loadavg") or []) or MISSING
                  for side in ("before", "after")]
         avail = [((state.get(side) or {}).get("memory") or {}).get("available")
@@ -128,10 +131,10 @@ def runs_table(runs: pd.DataFrame, base: str) -> Table:
         placed = state.get("scheduler") or {}
         node = f"{placed.get('node') or placed.get('nodes')} (job {placed.get('job_id')})" \
             if placed else MISSING
-        rows.append([Link(run["run_id"], run_href(run["run_id"], base)), date(run["started_at"]),
-                     profile_of(run["config"]), node, run["status"], *loads,
+        rows.append([Link(run_id, run_href(run_id, base)), date(started), profile_of(config),
+                     node, status, *loads,
                      *(MISSING if is_missing(a) else f"{a / GIB:.2f}" for a in avail),
-                     "yes" if run["verified"] else "⚠ no"])
+                     "yes" if verified else "⚠ no"])
     return Table(("Run", "Started", "Profile", "Slurm node", "Status", "Load before",
                   "Load after", "Available GiB before", "Available GiB after", "Verified"), rows,
                  (False, False, False, False, False, True, True, True, True, False))
