@@ -41,7 +41,7 @@ site: venv npm
 # its end-to-end tests wait on engines, schedulers and browsers (1,945 s → 1,078-1,186 s, on
 # 2026-11-29; ARCHITECTURE.md, Tests). Each file stays in one worker, with its module fixtures.
 test: setup
-	$(PY) -m pytest -n 2 --dist loadfile -q -ra
+	$(PY) -m pytest -n 2 --dist loadfile -q -ra --durations=25
 
 # Pure-logic tests only: no engine build, no browser.
 test-fast: venv
