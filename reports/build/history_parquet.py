@@ -80,6 +80,15 @@ def _copy(con: duckdb.DuckDBPyConnection, table: str, query: str, path: Path,
                        f"(FORMAT parquet, {compression})", params or []).fetchone()[0]
 
 
+def copy_block(con: duckdb.DuckDBPyConnection, table: str, runs: list[str], path: Path) -> int:
+    """The rows of a table published in blocks (see the module doc) whose invocation is of one
+    of `runs`, as Parquet at `path`; returns the rows written (benchmarks/site_floor.py times
+    this very COPY)."""
+    return _copy(con, table, f"""SELECT * FROM "{table}" t WHERE t.invocation_id IN
+        (SELECT invocation_id FROM invocations WHERE run_id IN
+         (SELECT unnest(?::VARCHAR[])))""", path, [runs])
+
+
 def _rows_of(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """A kept file's rows, from its footer."""
     return con.execute("SELECT count(*) FROM read_parquet(?)", [str(path)]).fetchone()[0]
@@ -159,9 +168,7 @@ def _blocked_table(con: duckdb.DuckDBPyConnection, files: KeptFiles, table: str,
             rows = _rows_of(con, path)
         else:
             path = files.new(name, key, ".parquet")
-            rows = _copy(con, table, f"""SELECT * FROM "{table}" t WHERE t.invocation_id IN
-                (SELECT invocation_id FROM invocations WHERE run_id IN
-                 (SELECT unnest(?::VARCHAR[])))""", path, [runs])
+            rows = copy_block(con, table, runs, path)
         if rows:  # a block of runs without rows of this table (fingerprinted) has no file
             parts.append(Part(f"{table}/{table}-{index:04d}.parquet", path, rows))
     if sum(part.rows for part in parts) != total:

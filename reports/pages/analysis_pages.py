@@ -6,7 +6,7 @@ from markupsafe import Markup
 
 from ..data.frames import records
 from .caveats import caveat_warnings, note_lines
-from .format import Link, date, escape_text, latency, slug
+from .format import MISSING, Link, date, escape_text, latency, slug
 from .labels import Labeler
 from .shared import run_href, workload_href
 from .tables import Page, Section, Table, linked, newest_positions, point_href
@@ -48,12 +48,12 @@ def latest_refresh_page(points: pd.DataFrame, runs: pd.DataFrame | None = None,
         labeler = Labeler.of(records(mine))
         shown = mine[mine["ops_median"].notna() | mine["p50_median"].notna()]
         rows = [[labeler.label(p), Link(latency(p["p50_median"]), point_href(p, "")),
-                 linked(p["ops_median"], p, ""), notes_text(p) or "–"]
+                 linked(p["ops_median"], p, ""), notes_text(p) or MISSING]
                 for p in records(shown.sort_values(["threads", "cache_state"]))]
         text = Markup("Run [{}]({}) · {} · {} {} · {} · [all runs of this workload]({})").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
             escape_text(first["engine"]), escape_text(first["engine_version"]),
-            escape_text(labeler.shared or "–"), workload_href(workload, ""))
+            escape_text(labeler.shared or MISSING), workload_href(workload, ""))
         if not rows:
             text += Markup("<br>No latency or throughput in this run: its values are on "
                            "[its page]({}).").format(run_href(first["run_id"], ""))
@@ -83,7 +83,7 @@ def percentiles_page(points: pd.DataFrame) -> Page:
                 for p in records(mine.sort_values(["threads", "cache_state"]))]
         text = Markup("Run [{}]({}) · {} · {}").format(
             escape_text(first["run_id"]), run_href(first["run_id"], ""), date(first["started_at"]),
-            escape_text(labeler.shared or "–"))
+            escape_text(labeler.shared or MISSING))
         sections.append(Section(workload, anchor=slug(workload).lower(), text=text,
                                 warnings=caveat_warnings(mine), tables=[
             Table(("Series", "p50 µs", "p95 µs", "p99 µs", "p99.9 µs", "max µs"), rows,

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from ..data.frames import records
 from . import charts
 from .caveats import caveat_warnings
-from .format import Link, date, escape_text, is_missing, latency, slug
+from .format import MISSING, Link, date, escape_text, is_missing, latency, slug
 from .labels import CACHE_ORDER, Labeler
 from .point_groups import PointGroups
 from .shared import run_href
@@ -85,7 +85,7 @@ def cache_state_sections(points: pd.DataFrame, base: str,
                         for p in group if p["n_not_met"] > 0]
             sections.append(Section(
                 f"{workload} · {labeler.label(group[0])}",
-                text=Markup("Every row: {}.").format(escape_text(labeler.shared or "–")),
+                text=Markup("Every row: {}.").format(escape_text(labeler.shared or MISSING)),
                 tables=[Table(("Cache", "Run", "ops/s", "p50 µs", "p99 µs", "Residency %",
                                "Condition met"), _cache_rows(group, base),
                               (False, False, True, True, True, True, False))],

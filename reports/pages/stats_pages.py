@@ -113,7 +113,7 @@ def _adaptive_text(adaptive: dict[str, Any] | None) -> str:
         return ""
     used = ", ".join(f"{n} ({adaptive.get('stopped', {}).get(p, '')})"
                      for p, n in adaptive.get("rounds_used", {}).items())
-    return f", adaptive: rounds used {used or '–'} of at most {adaptive.get('max_rounds')}"
+    return f", adaptive: rounds used {used or MISSING} of at most {adaptive.get('max_rounds')}"
 
 
 def _ab_section(pair: AbPair, base: str) -> Section:

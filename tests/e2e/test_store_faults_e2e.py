@@ -28,8 +28,8 @@ def _sha(path: Path) -> str:
 HELD_WORKLOAD = """defaults: [workload_schema, _self_]
 name: held
 kind: command
-command: ["/bin/sh", "-c", "if [ -e {{data_dir}}/started ]; then while [ ! -e {release} ]; do
-  sleep 0.05; done; else touch {{data_dir}}/started; fi"]
+command: ["/bin/sh", "-c", "if [ -e '{{data_dir}}/started' ]; then while [ ! -e '{release}' ];
+  do sleep 0.05; done; else touch '{{data_dir}}/started'; fi"]
 metrics: [wall_s]
 """
 
@@ -44,7 +44,7 @@ def test_readers_work_while_a_run_writes(tmp_path):
             f"results_dir={tmp_path}", f"data_dir={tmp_path / 'data'}"]
     writer = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
+        deadline, n = time.monotonic() + 300, 0
         while time.monotonic() < deadline:  # until the second run has stored an invocation
             try:  # an analyst's session, retried while the writer commits
                 con = duckdb.connect(str(db), read_only=True)
@@ -59,6 +59,7 @@ def test_readers_work_while_a_run_writes(tmp_path):
                 break
             time.sleep(0.2)
         assert writer.poll() is None, "the run ended before the readers could try"
+        assert n, "the run stored no invocation in 300 s"
         site = tidemark(tmp_path, "site", "--db", str(db), "--out", str(tmp_path / "build"))
         assert "site:" in site.stdout
         compare = tidemark(tmp_path, "compare", "latest~1", "latest", "--db", str(db),
