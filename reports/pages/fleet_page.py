@@ -93,8 +93,8 @@ def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
     for), labelled by what differs between the rows (the section says what they share)."""
     series_ids, width = ids.to_numpy(), len(coded.machine_names)
     last = _last_positions(ids)
-    on_machines = np.bincount(np.unique(_packed(series_ids, coded.machine_codes, width)) // width,
-                              minlength=len(last))
+    pairs = _packed(series_ids, coded.machine_codes, width)  # (series, machine)
+    on_machines = np.bincount(np.unique(pairs) // width, minlength=len(last))
     keyed = frame[["started_at", "run_id"]].assign(series_id=series_ids,
                                                    machine=coded.machine_codes)
     positions = newest_positions(keyed, ["series_id", "machine"])
@@ -104,7 +104,6 @@ def _side_by_side(frame: pd.DataFrame, machines: list[str], ids: pd.Series,
         newest.setdefault(series, {})[p["machine"]] = p
     lasts = records(frame.iloc[last].drop(columns=["machine_fingerprint"]))
     n_runs = len(coded.run_ids)
-    pairs = _packed(series_ids, coded.machine_codes, width)
     runs = np.bincount(np.unique(_packed(pairs, coded.run_codes, n_runs)) // n_runs,
                        minlength=len(last) * width)
     code_of = {name: code for code, name in enumerate(coded.machine_names)}
