@@ -29,7 +29,6 @@ def cache_copy(compose_conf, tmp_path) -> Path:
     folder = plan_build(conf.engine, conf.build, cache, say=lambda _: None).build_dir
     real = Path(build.binary_path).parents[1]
     binary = folder / Path(build.binary_path).relative_to(real)
-    binary.parent.mkdir(parents=True)
     record = json.loads(real.joinpath(PROVENANCE_FILE).read_text())
     # Every binary the record names (each is checked on reuse), copied and pointed at.
     binaries = {name: folder / Path(path).relative_to(real)
